@@ -81,7 +81,9 @@ class Later:
     step then starts from that pair), once the search has gone on ``again`` times as long
     as the last run took. ``other`` (None: none): a run on another random stream, due
     whenever the search has gone on ``other_times`` as long as all the runs so far took
-    (at least ``after`` seconds each)."""
+    (at least ``after`` seconds each). ``clock`` (None: the seconds): the time the above
+    count in, given the search's boxes (a work clock: the steps come at the same boxes at
+    any load); the search then looks at it every LATER_EVERY boxes only."""
 
     after: float
     run: Callable[[], float | None]
@@ -89,6 +91,7 @@ class Later:
     again: float | None = None
     other: Callable[[], float | None] | None = None
     other_times: float = math.inf
+    clock: Callable[[int], float] | None = None
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,10 @@ def heap_boxes(heap_bytes: int, leaves: int, columns: int) -> int:
 # search starts); it measures the time per box, and the steps then grow while they stay
 # short (next_step)
 FIRST_STEP = 1
+# a search whose ``later`` counts on a work clock looks at it every this many boxes only
+# (its steps cut to end there): the looks, and the boxes a late step comes at, are then
+# the same at any load (the kernel's boxes do not depend on where its steps end)
+LATER_EVERY = 4096
 LONGEST_STEP = 1 << 22
 
 
@@ -419,30 +426,39 @@ class _LaterRuns:
         later = self.later
         if later is None:
             return reached
+        if later.clock is not None:  # the search's start on its clock; a look every so often
+            if boxes % LATER_EVERY:
+                return reached
+            started = 0.0
         if _due(later, status, started, boxes, best, reached, self.last):
             run = later.run
-        elif self.last is not None and self._other_due(status, started):
+        elif self.last is not None and self._other_due(status, started, boxes):
             run = later.other
         else:
             return reached
-        t_run = time.time()
+        t_run = _now(later, boxes)
         reached = _raised(reached, run(), tolerance)
-        took = time.time() - t_run
+        took = _now(later, boxes) - t_run
         self.spent, self.runs = self.spent + took, self.runs + 1
         if later.again is None:
             self.later = None
         elif run is later.run:
-            self.last = (best, time.time() + later.again * took)
+            self.last = (best, _now(later, boxes) + later.again * took)
         return reached
 
-    def _other_due(self, status: int, started: float) -> bool:
+    def _other_due(self, status: int, started: float, boxes: int = 0) -> bool:
         """Whether the run on another stream is due: the search's own seconds (without
         the runs') ``other_times`` the runs' (at least ``after`` each)."""
         later = self.later
         if later.other is None or status == gap_kernel.EMPTY:
             return False
         runs = max(self.spent, later.after * self.runs)
-        return time.time() - started - self.spent >= later.other_times * runs
+        return _now(later, boxes) - started - self.spent >= later.other_times * runs
+
+
+def _now(later: Later, boxes: int) -> float:
+    """The time on ``later``'s clock at the search's ``boxes`` (its seconds, without one)."""
+    return time.time() if later.clock is None else later.clock(boxes)
 
 
 def _late_best_first(
@@ -474,6 +490,8 @@ def _cut(budget: int, boxes: int, box_limit: float, later: Later | None) -> int:
     end = box_limit
     if later is not None and later.boxes is not None and boxes < later.boxes:
         end = min(end, later.boxes)
+    if later is not None and later.clock is not None:  # a step ends at the next look
+        end = min(end, (boxes // LATER_EVERY + 1) * LATER_EVERY)
     return int(max(1, min(budget, end - boxes)))
 
 
@@ -494,12 +512,12 @@ def _due(
         return False
     if last_run is not None:
         ran_at, again_at = last_run
-        if best is None or time.time() < again_at:
+        if best is None or _now(later, boxes) < again_at:
             return False
         return all(g is None or best > g for g in (ran_at, reached))
     if later.boxes is not None:
         return boxes >= later.boxes
-    return time.time() - started >= later.after
+    return _now(later, boxes) - started >= later.after
 
 
 def _best_of(a: float | None, b: float | None) -> float | None:

@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from ..compiler.encode import Encoding
-from .heuristic import Move, applies, pair_ascent
+from .heuristic import Move, Spent, applies, pair_ascent
 
 # values of a feature evaluated at once (bounds the walk's arrays: trees x values)
 CHUNK = 4096
@@ -77,12 +77,14 @@ def polish_pair(
     deadline: float,
     seed: int = 0,
     patient: bool = False,
+    spent: Spent | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float] | None:
     """The best pair found from (x1, x2) towards slack ``margin`` on both sides, and its
     smaller slack (the heuristic's float64 sums: the replay decides); None where the
     heuristic's evaluation does not apply. Stops at ``margin``, after ``ROUNDS`` rounds
     of ``work`` row-tree evaluations each at most, or at ``deadline``. ``patient``: the
-    rounds of PATIENT_STALL and PATIENT_ROUNDS, far below the ask or not."""
+    rounds of PATIENT_STALL and PATIENT_ROUNDS, far below the ask or not. ``spent``: the
+    rounds' evaluations added to it."""
     if not applies(enc):
         return None
     x = [x1.astype(np.float64).copy(), x2.astype(np.float64).copy()]
@@ -94,6 +96,8 @@ def polish_pair(
         if start is None:
             start = p.key[0]
         best = _round(climb, climb.run(p), margin, stall)
+        if spent is not None:
+            spent.evaluations += climb.a.ev.work
         raised = best.key[0] > start + TIE
         far = not patient and best.key[0] < margin - FAR_BELOW
         if not raised or best.key[0] >= margin or far:

@@ -50,12 +50,14 @@ from .gap_seed import (
     LATE_STREAM_TIMES,
     LATE_TIMES,
     LATE_WORK_SHARE,
+    box_evaluations,
     late_after,
     late_polish,
     saturation_slack,
     seed_floor,
 )
 from .gap_units import BestPair, gap_bound, shown_gap
+from .heuristic import Spent
 from .pair_boxes import PairTables, PairTablesPastDeadline, pair_tables, tables_held
 from .pair_scope import (
     applies,
@@ -110,7 +112,7 @@ def box_largest_gap(
     try:
         # the seed first: a pair within the tolerance of a bound had without the tables
         # needs no table (the 255-leaf LightGBM adult model's age: 25-31 CPU s of tables)
-        seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline, work is None)
+        seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline, late)
         if _closes(best, seed_pair, known_upper, tolerance):
             return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
         # the compiled search walks the nodes: the leaves' boxes are not recorded for it
@@ -145,7 +147,7 @@ def box_largest_gap(
             raise
         return _interrupted_before_boxes(ens, q, best, known_upper, encs[0], tolerance, t0)
     searches = _PairSearches(encs, tables, best, tolerance, bound, deadline, work)
-    outs = searches.run(order, roots, log, heap_bytes, record, late.later_of(t_seed, deadline))
+    outs = searches.run(order, roots, log, heap_bytes, record, late.later_of(deadline))
     outside = seed_pair is not None or (floorless is not None and best.gap >= tolerance.least)
     out = _combined(outs, [roots[k] for k in order[len(outs) :]], best, outside)
     if work is not None and not (out.proven or out.interrupted) and work.left() <= 0:
@@ -277,16 +279,18 @@ def box_limit(work: Work | None) -> float:
 
 
 def _seeded(
-    encs: list[Encoding], best: BestPair, tolerance: Tolerance, deadline: float, timed: bool
+    encs: list[Encoding], best: BestPair, tolerance: Tolerance, deadline: float, late: LatePolish
 ) -> tuple[int, float, tuple[np.ndarray, np.ndarray] | None]:
     """The heuristic's pairs offered as the search's first floor (one pair of classes
     only): how many, the seconds they took, and the best pair when it meets the
-    tolerance. ``timed`` False (a work budget): each ask on its work bound alone."""
+    tolerance; their evaluations counted in ``late.seed``. ``late.timed`` False (a work
+    budget): each ask on its work bound alone."""
     t = time.time()
     seeded = 0
     if len(encs) == 1:
         saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance.least)
-        seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation, timed)
+        offer = best.offer_for(encs[0])
+        seeded = seed_floor(encs[0], offer, deadline, saturation, late.timed, late.seed)
     return seeded, time.time() - t, best.pair if best.gap >= tolerance.least else None
 
 
@@ -312,14 +316,16 @@ def _floorless(
 
 class LatePolish:
     """The late polish of the best pair so far (gap_seed.late_polish), run by the compiled
-    search once it has run a few times as long as the seed did (gap_seed.late_after): one
-    pair of classes only. ``seconds``: what it took (None: not run). ``timed`` False (a
-    work budget): due at a share of the search's boxes (gap_seed.LATE_WORK_SHARE), and
-    polishing on its work bound alone; ``timed``, it runs again from each better pair the
-    search resolves, and on further random streams from the pair it last started from
-    (gap_seed.LATE_STREAM_TIMES: ``origin``, ``streams``) while the last polish raised the
-    best gap by the tolerance (``climbing``): a pair no polish raises (a feature's
-    largest gap, often) costs no further polish."""
+    search once it has done a few times the seed's work (gap_seed.late_after; ``seed``:
+    the seed's evaluations): one pair of classes only. ``seconds``: what it took (None: not
+    run). ``timed`` False (a work budget): due at a share of the search's boxes
+    (gap_seed.LATE_WORK_SHARE), and polishing on its work bound alone; ``timed``, its steps
+    count on a work clock (``clock``: the search's boxes and the polishes' evaluations,
+    ``spent``), so that they come at the same boxes at any load: it runs again from each
+    better pair the search resolves, and on further random streams from the pair it last
+    started from (gap_seed.LATE_STREAM_TIMES: ``origin``, ``streams``) while the last
+    polish raised the best gap by the tolerance (``climbing``): a pair no polish raises (a
+    feature's largest gap, often) costs no further polish."""
 
     def __init__(self, encs: list[Encoding], best: BestPair, tolerance: Tolerance, timed=True):
         self.enc = encs[0] if len(encs) == 1 else None
@@ -330,27 +336,34 @@ class LatePolish:
         self.origin: tuple[np.ndarray, np.ndarray] | None = None
         self.streams = 0
         self.climbing = False
+        self.seed = Spent()  # the seed's evaluations
+        self.spent = Spent()  # the polishes'
 
-    def later(self, seed_seconds: float, deadline: float, limit: float) -> Later | None:
+    def later(self, deadline: float, limit: float) -> Later | None:
         """The search's ``later`` step, polishing until at most ``deadline``; ``limit``:
         the search's boxes, at most (a work budget's)."""
         if self.enc is None:
             return None
+        after = late_after(self.seed)
         if not self.timed:  # due at a box, once: its floors at the same boxes on any machine
-            return Later(
-                late_after(seed_seconds), lambda: self._run(deadline), int(LATE_WORK_SHARE * limit)
-            )
+            return Later(after, lambda: self._run(deadline), int(LATE_WORK_SHARE * limit))
         return Later(
-            late_after(seed_seconds),
+            after,
             lambda: self._run(deadline),
             again=LATE_TIMES,
             other=lambda: self._run(deadline, other=True),
             other_times=LATE_STREAM_TIMES,
+            clock=self.clock,
         )
 
-    def later_of(self, seed_seconds: float, deadline: float) -> Callable[[float], Later | None]:
+    def clock(self, boxes: int) -> float:
+        """The late steps' work clock at the search's ``boxes``: its boxes and the
+        polishes' evaluations, in row-tree evaluations (gap_seed.box_evaluations)."""
+        return boxes * box_evaluations(self.enc) + self.spent.evaluations
+
+    def later_of(self, deadline: float) -> Callable[[float], Later | None]:
         """``later`` of a search by its box limit."""
-        return lambda limit: self.later(seed_seconds, deadline, limit)
+        return lambda limit: self.later(deadline, limit)
 
     def rounded(self) -> float | None:
         """``seconds`` as the result's stats state them."""
@@ -371,7 +384,16 @@ class LatePolish:
         before = best.gap
         saturation = saturation_slack(gap_bound(enc.ensemble), self.tolerance.least)
         offer = best.offer_for(enc)
-        got = late_polish(enc, self.origin, offer, saturation, deadline, self.timed, self.streams)
+        got = late_polish(
+            enc,
+            self.origin,
+            offer,
+            saturation,
+            deadline,
+            self.timed,
+            self.streams,
+            spent=self.spent,
+        )
         self.climbing = best.gap >= before + self.tolerance.width(before)
         self.seconds = (self.seconds or 0.0) + time.time() - t
         return got

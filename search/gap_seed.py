@@ -39,7 +39,7 @@ import numpy as np
 
 from ..compiler.encode import Encoding
 from .gap_polish import polish_pair
-from .heuristic import compiled_eval, find_witness
+from .heuristic import Spent, compiled_eval, find_witness
 from .heuristic_stage import HEURISTIC_WORK_PER_LEAF, heuristic_work
 
 # slack asked beyond gap 0, in the rows' units (a logit: 1, 4 are probability gaps of
@@ -65,23 +65,22 @@ PRELOAD_WORK = 10_000_000
 # bounds (gap_polish.ROUNDS at most), and the polish's share of the time left (a backstop)
 POLISH_WORK = 2.0
 POLISH_SHARE = 0.4
-# the late polish (``late_polish``): once the box search has run LATE_TIMES as long as
-# the seed did (at least LATE_AFTER seconds) with its bracket still open, the best pair so
-# far is polished again, patiently (gap_polish.py's PATIENT_STALL, PATIENT_ROUNDS), within
-# LATE_SHARE of the time left: a better pair is a higher floor, and the floor is what the
-# search prunes by. It costs up to a few times the seed (2-11 s on churn lgbm_t1000_l63),
-# so it waits about that long: a search that closes by then pays nothing for it. It runs
-# again (a timed search's: gap_search.LatePolish) each time the search resolves a pair
-# better than every gap before, once the search has gone on LATE_TIMES as long as the last
-# polish took: a resolved pair lies elsewhere than the seed's, and its polish may climb past
-# both (churn lgbm_t1000_l63's StreamingTV: 0.4834 -> 0.4890, proven in 2.1x fewer CPU s)
-LATE_AFTER = 1.0
+# the late polish (``late_polish``): once the box search has done LATE_TIMES the seed's
+# work (``late_after``) with its bracket still open, the best pair so far is polished
+# again, patiently (gap_polish.py's PATIENT_STALL, PATIENT_ROUNDS), within LATE_SHARE of
+# the time left: a better pair is a higher floor, and the floor is what the search prunes
+# by. It costs up to a few times the seed (2-11 s on churn lgbm_t1000_l63), so it waits
+# about that long: a search that closes by then pays nothing for it. It runs again (a
+# timed search's: gap_search.LatePolish) each time the search resolves a pair better than
+# every gap before, once the search has gone on LATE_TIMES the last polish's work: a
+# resolved pair lies elsewhere than the seed's, and its polish may climb past both (churn
+# lgbm_t1000_l63's StreamingTV: 0.4834 -> 0.4890, proven in 2.1x fewer CPU s)
 LATE_TIMES = 3.0
 # the late polish on further random streams (a timed search's: gap_search.LatePolish): the
 # pair the last polish started from, polished again on its next stream (the query's seed
 # + 1, + 2, ...), once the search has gone on LATE_STREAM_TIMES as long as all the
-# polishes so far took (the search's seconds without theirs; at least the first polish's
-# wait, late_after, for each), while the last polish raised the best gap by the
+# polishes' work (the search's without theirs; at least the first polish's wait,
+# late_after, for each), while the last polish raised the best gap by the
 # tolerance: the polishes stay under about 1 / (1 + LATE_STREAM_TIMES) of a long search,
 # a search that closes within LATE_STREAM_TIMES of that wait pays nothing, and neither
 # does one whose pair no polish raises (often its largest gap). A stream climbs from the
@@ -102,6 +101,19 @@ LATE_TREE_LEAVES = 64
 # raised at the same box on any machine; the seed's and the polishes' time shares are
 # off (their work bounds decide, the deadline a net)
 LATE_WORK_SHARE = 0.25
+# the work the late polishes wait for is counted in row-tree evaluations (a timed search's
+# late steps' clock, gap_search.LatePolish.clock), not in seconds, so that each polish
+# comes at the same box at any load (churn lgbm_t1000_l63's StreamingTV ran 1.69-2.81
+# million boxes with the seconds): the seed's evaluations (its asks' and its polish's),
+# the polishes' own, and the search's boxes at BOX_TREE_EVALUATIONS evaluations a tree
+# each. A box's CPU is 1.8 (63 leaves a tree) to 2.6 (255) evaluations a tree in a
+# search's first 100,000 boxes, 0.8-1.0 later. At 1.4 the first polish comes 8,000-30,000
+# boxes after the seconds put it on churn's LightGBM models (TechSupport's at 53,248, not
+# 45,087; l255 StreamingTV's at 77,824, not 50,140), and after the search's own pair where
+# that is the better origin (churn l63's DeviceProtection: its 0.4695 pair at 96,417 boxes,
+# polished at 102,400 to 0.4839; at 2.0, at 73,728 from 0.4583 to 0.4743 only, and proven
+# in 1.09 million boxes instead of 0.84)
+BOX_TREE_EVALUATIONS = 1.4
 
 
 def saturation_slack(to_gap: Callable[[float], float], tolerance: float) -> float:
@@ -151,13 +163,15 @@ def seed_floor(
     deadline: float,
     saturation: float = math.inf,
     timed: bool = True,
+    spent: Spent | None = None,
 ) -> int:
     """Offer the heuristic's pairs at growing slack until one is not met (that one's best
     pair offered too); returns how many were offered (0 where the heuristic does not
     apply: a regressor, a multiclass model, the heuristic turned off, bounds on the
     inputs). ``saturation``: the slack at which a pair ends the search
     (saturation_slack), the last ask. ``timed`` False (a work budget): each ask and the
-    polish end on their work bounds alone, ``deadline`` the net."""
+    polish end on their work bounds alone, ``deadline`` the net. ``spent``: the asks' and
+    the polish's evaluations added to it."""
     ens, q = enc.ensemble, enc.query
     if not seeds(enc):
         return 0
@@ -171,14 +185,14 @@ def seed_floor(
             break
         work = int(work * heuristic_work(ens))
         seconds = share * left if timed else left
-        found = find_witness(enc, seconds, seed=q.plan.seed, margin=margin, work=work)
+        found = find_witness(enc, seconds, seed=q.plan.seed, margin=margin, work=work, spent=spent)
         if found is None:
             break
         offer(found[0], found[1])
         offered += 1
         if not found[2]:
             if math.isfinite(saturation):
-                offered += _polished(enc, found, offer, asks[-1][0], deadline, timed)
+                offered += _polished(enc, found, offer, asks[-1][0], deadline, timed, spent)
             break
     return offered
 
@@ -190,6 +204,7 @@ def _polished(
     margin: float,
     deadline: float,
     timed: bool = True,
+    spent: Spent | None = None,
 ) -> int:
     """An ask's missed pair polished towards the saturation ask's slack ``margin``
     (search/gap_polish.py) and offered: how many pairs that offered (0 or 1); ``timed``
@@ -200,17 +215,22 @@ def _polished(
         return 0
     work = int(POLISH_WORK * heuristic_work(ens))
     until = time.time() + (POLISH_SHARE if timed else 1.0) * left
-    polished = polish_pair(enc, found[0], found[1], margin, work, until, q.plan.seed)
+    polished = polish_pair(enc, found[0], found[1], margin, work, until, q.plan.seed, spent=spent)
     if polished is None:
         return 0
     offer(polished[0], polished[1])
     return 1
 
 
-def late_after(seed_seconds: float) -> float:
-    """When the late polish is due: the search's seconds, LATE_TIMES the seed's and at
-    least LATE_AFTER."""
-    return max(LATE_TIMES * seed_seconds, LATE_AFTER)
+def late_after(seed: Spent) -> float:
+    """When the late polish is due on its work clock (``box_evaluations``): LATE_TIMES the
+    seed's evaluations."""
+    return LATE_TIMES * seed.evaluations
+
+
+def box_evaluations(enc: Encoding) -> float:
+    """A box of the search in row-tree evaluations, on the late steps' work clock."""
+    return BOX_TREE_EVALUATIONS * len(enc.ensemble.trees)
 
 
 def late_work(enc: Encoding) -> int:
@@ -228,12 +248,14 @@ def late_polish(
     deadline: float,
     timed: bool = True,
     stream: int = 0,
+    spent: Spent | None = None,
 ) -> float | None:
     """The best pair so far polished patiently towards the saturation slack (gap_polish.py,
     ``patient``) and offered: the gap the offer accepted, or None (no polish: the
     heuristic does not apply, or no time; or the library rejected the pair). ``timed``
     False (a work budget): within the whole time left, its work bound deciding.
-    ``stream``: the random stream, past the query's seed."""
+    ``stream``: the random stream, past the query's seed; ``spent``: the polish's
+    evaluations added to it."""
     q = enc.query
     left = deadline - time.time()
     if left <= 0 or not math.isfinite(saturation) or not seeds(enc):
@@ -241,5 +263,6 @@ def late_polish(
     margin = saturation + 2.0 * enc.relax
     work = int(POLISH_WORK * late_work(enc))
     until = time.time() + (LATE_SHARE if timed else 1.0) * left
-    polished = polish_pair(enc, *pair, margin, work, until, q.plan.seed + stream, patient=True)
+    seed = q.plan.seed + stream
+    polished = polish_pair(enc, *pair, margin, work, until, seed, patient=True, spent=spent)
     return None if polished is None else offer(polished[0], polished[1])

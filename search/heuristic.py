@@ -302,6 +302,14 @@ def _searchable(cond) -> bool:
     return not cond.distinct and all(cond.rows[c] or cond.alternatives[c] for c in (0, 1))
 
 
+@dataclass
+class Spent:
+    """The row-tree evaluations of the searches it was given to (find_witness's, the
+    polishes'): a late polish's work clock counts them (gap_search.LatePolish)."""
+
+    evaluations: int = 0
+
+
 def find_witness(
     enc: Encoding,
     budget: float,
@@ -311,16 +319,29 @@ def find_witness(
     work: int | None = None,
     balance: float = BALANCE,
     candidates: int = MAX_CANDIDATES,
+    spent: Spent | None = None,
 ) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Return (x1, x2, found) — the best pair seen, and whether it meets both sides.
 
     ``margin`` asks for that much slack beyond the gap (to stay clear of rounding).
     ``work`` bounds the effort in row-tree evaluations, so that the same query gives the
     same answer however loaded the machine is; ``budget`` (seconds) is only a backstop.
+    ``spent``: the search's evaluations added to it.
     """
     if not applies(enc):
         return None
     search = _Ascent(enc, seed, time.time() + budget, margin, work, balance, candidates)
+    try:
+        return _ascended(search, starts, margin)
+    finally:
+        if spent is not None:
+            spent.evaluations += search.ev.work
+
+
+def _ascended(
+    search: _Ascent, starts: np.ndarray | None, margin: float
+) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """find_witness's restarts of ``search`` until one meets both sides or the budget ends."""
     best = (None, None, -np.inf)
     restart = 0
     while not search.out_of_budget():

@@ -6,6 +6,7 @@ the search's alone."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -25,6 +26,7 @@ from treesens.search import (
 from treesens.search.gap_boxes import Later, largest_gap
 from treesens.search.gap_search import box_largest_gap
 from treesens.search.gap_units import achieved_gap, gap_bound
+from treesens.search.heuristic import Spent
 from treesens.search.heuristic_stage import HEURISTIC_WORK_PER_LEAF, heuristic_work
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
@@ -145,9 +147,9 @@ def test_a_timed_late_polish_runs_again_and_a_work_budgets_once():
     ens, q = _seeded_case(SEEDED[0])
     encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
     late = gap_search.LatePolish(encs, gap_units.BestPair(ens, q), Tolerance(TOLERANCE))
-    assert late.later(1.0, FAR, float("inf")).again == gap_seed.LATE_TIMES
+    assert late.later(FAR, float("inf")).again == gap_seed.LATE_TIMES
     by_boxes = gap_search.LatePolish(encs, late.best, Tolerance(TOLERANCE), timed=False)
-    assert by_boxes.later(1.0, FAR, 1000).again is None
+    assert by_boxes.later(FAR, 1000).again is None
 
 
 def _counted_others(gap: float | None, runs: list[str], after=0.0, times=0.0) -> Later:
@@ -192,10 +194,10 @@ def test_a_timed_late_polish_runs_on_other_streams_and_a_work_budgets_does_not()
     ens, q = _seeded_case(SEEDED[0])
     encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
     late = gap_search.LatePolish(encs, gap_units.BestPair(ens, q), Tolerance(TOLERANCE))
-    timed = late.later(1.0, FAR, float("inf"))
+    timed = late.later(FAR, float("inf"))
     assert timed.other is not None and timed.other_times == gap_seed.LATE_STREAM_TIMES
     by_boxes = gap_search.LatePolish(encs, late.best, Tolerance(TOLERANCE), timed=False)
-    assert by_boxes.later(1.0, FAR, 1000).other is None
+    assert by_boxes.later(FAR, 1000).other is None
 
 
 def _late_polish_calls(monkeypatch, raise_by: float):
@@ -206,13 +208,13 @@ def _late_polish_calls(monkeypatch, raise_by: float):
     best = gap_units.BestPair(ens, q)
     calls = []
 
-    def polished(enc, pair, *a):
+    def polished(enc, pair, *a, **k):
         calls.append((pair, a[-1]))
         best.gap += raise_by
         best.pair = np.ones(len(ens.features)), np.zeros(len(ens.features))
 
     monkeypatch.setattr(gap_search, "late_polish", polished)
-    later = gap_search.LatePolish(encs, best, Tolerance(TOLERANCE)).later(1.0, FAR, float("inf"))
+    later = gap_search.LatePolish(encs, best, Tolerance(TOLERANCE)).later(FAR, float("inf"))
     best.pair, best.gap = (np.zeros(len(ens.features)), np.ones(len(ens.features))), 0.2
     return later, best.pair, calls
 
@@ -245,15 +247,13 @@ def test_a_gap_under_the_tolerance_raises_no_floor():
     assert gap_boxes._raised(0.2, 0.1, Tolerance(1e-3)) == 0.2
 
 
-def test_the_late_polish_is_due_after_late_times_the_seeds_time_and_at_least_late_after():
-    assert gap_seed.late_after(0.01) == gap_seed.LATE_AFTER
-    seed = gap_seed.LATE_AFTER + 5.0
-    assert gap_seed.late_after(seed) == gap_seed.LATE_TIMES * seed > seed
+def test_the_late_polish_is_due_after_late_times_the_seeds_evaluations():
+    assert gap_seed.late_after(Spent(1000)) == gap_seed.LATE_TIMES * 1000 > 1000
 
 
 @pytest.mark.parametrize("i", SEEDED)
 def test_a_max_gap_with_the_late_polish_brackets_the_exact_gap(i, monkeypatch):
-    monkeypatch.setattr(gap_search, "late_after", lambda seconds: 0.0)  # due at once
+    monkeypatch.setattr(gap_search, "late_after", lambda seed: 0.0)  # due at once
     ens, q = _seeded_case(i)
     res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
     assert res.stats["box_search"]["seed"]["late_seconds"] is not None
@@ -261,7 +261,7 @@ def test_a_max_gap_with_the_late_polish_brackets_the_exact_gap(i, monkeypatch):
 
 
 def test_a_search_that_ends_before_the_late_polish_is_due_runs_none(monkeypatch):
-    monkeypatch.setattr(gap_seed, "LATE_AFTER", FAR)
+    monkeypatch.setattr(gap_seed, "LATE_TIMES", math.inf)
     ens, q = _seeded_case(SEEDED[0])
     res, _out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
     assert res.stats["box_search"]["seed"]["late_seconds"] is None
@@ -333,3 +333,88 @@ def test_the_late_polishs_rounds_have_polish_work_late_works_each(monkeypatch):
     x = np.zeros(enc.ensemble.n_features)
     gap_seed.late_polish(enc, (x, x), lambda x1, x2: None, 1.0, time.time() + FAR)
     assert works == [int(gap_seed.POLISH_WORK * gap_seed.late_work(enc))]
+
+
+def _clocked(runs: list[int], after: float, again=None, other_times=math.inf) -> Later:
+    """A later step on a work clock of one unit a box, recording the boxes at each run."""
+    seen = [0]
+
+    def clock(boxes: int) -> float:
+        seen[0] = boxes
+        return float(boxes)
+
+    def run(kind):
+        runs.append((kind, seen[0]))
+        return None
+
+    other = (lambda: run("other")) if math.isfinite(other_times) else None
+    return Later(
+        after, lambda: run("run"), again=again, other=other, other_times=other_times, clock=clock
+    )
+
+
+def _longest() -> int:
+    """The sensitive case whose search visits the most boxes (18)."""
+    return max(SENSITIVE, key=lambda i: _search(i, None).boxes)
+
+
+def test_a_later_step_on_a_work_clock_runs_at_the_first_look_past_its_work(monkeypatch):
+    monkeypatch.setattr(gap_boxes, "LATER_EVERY", 4)
+    runs: list = []
+    _search(_longest(), _clocked(runs, after=5.0))
+    assert runs == [("run", 8)]
+
+
+def test_a_later_step_on_a_work_clock_comes_at_the_same_boxes_on_a_slow_clock(monkeypatch):
+    monkeypatch.setattr(gap_boxes, "LATER_EVERY", 2)
+    case = _longest()
+    quick: list = []
+    out = _search(case, _clocked(quick, after=2.0, again=1.0, other_times=1.0))
+    real = time.time
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(gap_boxes.time, "time", lambda: real() + next(ticks))  # 1 s a read
+    slow: list = []
+    slowed = _search(case, _clocked(slow, after=2.0, again=1.0, other_times=1.0))
+    assert len(quick) > 1 and slow == quick
+    assert (slowed.boxes, slowed.upper) == (out.boxes, out.upper)
+
+
+def test_a_timed_late_polish_counts_boxes_a_tree_each_and_its_polishes_evaluations():
+    ens, q = _seeded_case(SEEDED[0])
+    encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
+    late = gap_search.LatePolish(encs, gap_units.BestPair(ens, q), Tolerance(TOLERANCE))
+    later = late.later(FAR, float("inf"))
+    late.spent.evaluations = 7
+    per_box = gap_seed.BOX_TREE_EVALUATIONS * len(ens.trees)
+    assert later.clock(10) == 10 * per_box + 7
+
+
+def test_a_timed_search_polishes_late_after_late_times_its_seeds_evaluations(monkeypatch):
+    seeds, afters = [], []
+    seed_floor, later = gap_search.seed_floor, gap_search.LatePolish.later
+
+    def counted_seed(enc, offer, deadline, saturation, timed, spent):
+        n = seed_floor(enc, offer, deadline, saturation, timed, spent)
+        seeds.append(spent.evaluations)
+        return n
+
+    def recorded_later(self, *a):
+        step = later(self, *a)
+        afters.append(step.after)
+        return step
+
+    monkeypatch.setattr(gap_search, "seed_floor", counted_seed)
+    monkeypatch.setattr(gap_search.LatePolish, "later", recorded_later)
+    ens, q = _seeded_case(SEEDED[0])
+    box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
+    assert seeds[0] > 0 and afters == [gap_seed.LATE_TIMES * seeds[0]]
+
+
+def test_a_polish_adds_its_rounds_evaluations_to_spent():
+    enc = _stuck_case()
+    x1, x2, _met = _ascent(enc, ASCENT_WORK)
+    spent = Spent()
+    gap_polish.polish_pair(enc, x1, x2, 50.0, POLISH_WORK, time.time() + FAR, spent=spent)
+    once = spent.evaluations
+    gap_polish.polish_pair(enc, x1, x2, 50.0, POLISH_WORK, time.time() + FAR, spent=spent)
+    assert once > 0 and spent.evaluations == 2 * once

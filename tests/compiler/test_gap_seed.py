@@ -18,6 +18,7 @@ from treesens.search import gap_search, gap_seed, gap_units
 from treesens.search.gap_boxes import GapBoxOutcome
 from treesens.search.gap_search import SEED_FOUND_BY, box_largest_gap
 from treesens.search.gap_units import achieved_gap
+from treesens.search.heuristic import Spent
 from treesens.search.heuristic_stage import heuristic_work
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.max_gap_oracle import exact_max_gap
@@ -190,7 +191,7 @@ def test_a_missed_pair_is_polished_towards_the_saturation_ask(monkeypatch):
     _asks_recorded(monkeypatch, met=False)
     polished: list[float] = []
 
-    def polish(enc, x1, x2, margin, work, deadline, seed=0):
+    def polish(enc, x1, x2, margin, work, deadline, seed=0, **k):
         polished.append(margin)
         return x1, x2, 0.0
 
@@ -199,6 +200,28 @@ def test_a_missed_pair_is_polished_towards_the_saturation_ask(monkeypatch):
     enc = pair_encoding(ens, q)
     gap_seed.seed_floor(enc, lambda a, b: None, time.time() + FAR, 6.9)
     assert polished == [6.9 + 2.0 * enc.relax]
+
+
+def test_a_seeds_asks_and_its_polish_count_their_evaluations_in_its_spent(monkeypatch):
+    given: list = []
+    ask, polish = gap_seed.find_witness, gap_seed.polish_pair
+
+    def counted(kind, real):
+        def call(*a, **k):
+            given.append((kind, k.get("spent")))
+            return real(*a, **k)
+
+        return call
+
+    monkeypatch.setattr(gap_seed, "find_witness", counted("ask", ask))
+    monkeypatch.setattr(gap_seed, "polish_pair", counted("polish", polish))
+    ens, q = _case(0)
+    spent = Spent()
+    gap_seed.seed_floor(
+        pair_encoding(ens, q), lambda a, b: None, time.time() + FAR, 6.9, spent=spent
+    )
+    assert [kind for kind, _ in given][-2:] == ["ask", "polish"]
+    assert all(s is spent for _, s in given) and spent.evaluations > 0
 
 
 def test_the_seed_stops_at_the_first_ask_not_met(monkeypatch):
@@ -256,7 +279,7 @@ def test_a_large_models_seed_loads_the_compiled_walk_before_its_first_ask(monkey
     monkeypatch.setattr(gap_seed, "PRELOAD_WORK", 0)  # the work bound of a large model
     loaded_at_ask: list[bool] = []
 
-    def witness(enc, budget, seed=0, margin=0.0, work=None):
+    def witness(enc, budget, seed=0, margin=0.0, work=None, **k):
         loaded_at_ask.append(heuristic._LOADED.get("walk") is not None)
         return None
 

@@ -15,7 +15,7 @@ from treesens.compiler.ensemble import Tree
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import compile_query
-from treesens.search.heuristic import find_witness
+from treesens.search.heuristic import Spent, find_witness
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble, subset_sum_ensemble
 
 WORK = 20_000
@@ -70,6 +70,16 @@ def test_the_same_seed_and_work_bound_give_the_same_pair():
     a = find_witness(enc, 60.0, seed=3, work=50_000)
     b = find_witness(enc, 60.0, seed=3, work=50_000)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2]
+
+
+def test_a_search_adds_its_evaluations_to_spent():
+    ens = random_ensemble(7, 30, 4, 5, 6, leaf_scale=0.5)
+    enc = _encoding(ens, Query(vary=("f1",), gap=Gap(0.3)))
+    spent = Spent()
+    find_witness(enc, 60.0, seed=3, work=50_000, spent=spent)
+    once = spent.evaluations
+    find_witness(enc, 60.0, seed=3, work=50_000, spent=spent)
+    assert once > 0 and spent.evaluations == 2 * once
 
 
 def test_the_subset_sum_pair_is_found_when_the_subset_exists():
