@@ -66,29 +66,30 @@ def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
             top[t, r] = values[leaf, r]
             low[t, r] = values[leaf, r]
         return
-    stack[0] = a
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        k = stack[sp]
+    k = a
+    sp = 0
+    while True:
         c = nodes[k, 0]
         rr = nodes[k, 1]
         if lo[c] < rr < hi[c]:
             opn[t, c] = True
-        for side in range(2):  # the yes side popped next, as in walk_both
-            if side == 1:
-                if not lo[c] < rr:
-                    continue
-                child = nodes[k, 2]
-            else:
-                if not hi[c] > rr:
-                    continue
-                child = nodes[k, 3]
+        if hi[c] > rr:  # the no side pushed, the yes side gone on with, as in walk_both
+            child = nodes[k, 3]
             if child >= 0:
                 stack[sp] = child
                 sp += 1
             else:
                 fold(values, -1 - child, top, low, t)
+        if lo[c] < rr:
+            child = nodes[k, 2]
+            if child >= 0:
+                k = child
+                continue
+            fold(values, -1 - child, top, low, t)
+        if sp == 0:
+            break
+        sp -= 1
+        k = stack[sp]
 
 
 @part
@@ -185,13 +186,9 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
         else:
             k = nodes[k, 3]
     entry[t] = k
-    stack[0] = k
-    smask[0] = 3
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        k = stack[sp]
-        m = smask[sp]
+    m = 3
+    sp = 0
+    while True:
         cc = nodes[k, 0]
         r0 = nodes[k, 1]
         yl, yh, nl, nh = lo[cc], hi[cc], lo[cc], hi[cc]
@@ -216,24 +213,34 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
                 to_yes |= 2
             if nh > r0:
                 to_no |= 2
-        # the no side pushed first, so that the node popped next is the yes side's: the
-        # next record (depth-first order), most often in the cache line just read
-        for side in range(2):
-            if side == 0:
-                mm, child = to_no, nodes[k, 3]
-            else:
-                mm, child = to_yes, nodes[k, 2]
-            if mm == 0:
-                continue
+        # the no side pushed, the yes side gone on with (the next record, most often in
+        # the cache line just read), without the stack between
+        child = nodes[k, 3]
+        if to_no != 0:
             if child >= 0:
                 stack[sp] = child
-                smask[sp] = mm
+                smask[sp] = to_no
                 sp += 1
             else:
-                if mm & 1:
+                if to_no & 1:
                     fold(values, -1 - child, ytop, ylow, t)
-                if mm & 2:
+                if to_no & 2:
                     fold(values, -1 - child, ntop, nlow, t)
+        child = nodes[k, 2]
+        if to_yes != 0:
+            if child >= 0:
+                k = child
+                m = to_yes
+                continue
+            if to_yes & 1:
+                fold(values, -1 - child, ytop, ylow, t)
+            if to_yes & 2:
+                fold(values, -1 - child, ntop, nlow, t)
+        if sp == 0:
+            break
+        sp -= 1
+        k = stack[sp]
+        m = smask[sp]
 
 
 @part
