@@ -297,27 +297,32 @@ def _refuse_missing_not_taken(ens: Ensemble, missing: list[int], lines: dict, pa
     be about inputs the model cannot score (a pair with NaN fails its replay, a proof over
     them is vacuous). Asked of the library on one row inside the bounds, which it scores
     without the NaN (so nothing else is taken for the refusal)."""
-    rep = ens.replayer
-    if not missing or rep is None:
+    if not missing or ens.replayer is None:
         return
-    predict = rep.predict if ens.is_regressor else rep.predict_proba
-    row = np.array([[_inside(f) for f in ens.features]], dtype=float)
-    try:
-        predict(row)
-    except Exception:  # noqa: BLE001 - a row the library refuses for another reason
+    row = np.array([_inside(f) for f in ens.features], dtype=float)
+    if nan_refused(ens, row, []) is not None:  # a row the library refuses for another reason
         return
-    row[0, missing] = np.nan
-    try:
-        predict(row)
-    except Exception as e:  # noqa: BLE001 - whatever the library raises on NaN
-        f = missing[0]
-        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    why = nan_refused(ens, row, missing)
+    if why is not None:
         raise InputError(
-            f"feature {ens.features[f].name!r} declared missing (column missing), and this "
-            f"model cannot take missing values (its library's predict refuses NaN: {why}); "
-            "declare it missing false",
-            f"{path}:{lines[f]}",
-        ) from None
+            f"feature {ens.features[missing[0]].name!r} declared missing (column missing), "
+            f"and this model cannot take missing values (its library's predict refuses NaN: "
+            f"{why}); declare it missing false",
+            f"{path}:{lines[missing[0]]}",
+        )
+
+
+def nan_refused(ens: Ensemble, row: np.ndarray, features: list[int]) -> str | None:
+    """Why the model's library refuses ``row`` with NaN in ``features`` (the first line of
+    what its predict raises), or None where it scores it."""
+    rep = ens.replayer
+    x = np.array(row, dtype=float)[None, :]
+    x[0, features] = np.nan
+    try:
+        (rep.predict if ens.is_regressor else rep.predict_proba)(x)
+    except Exception as e:  # noqa: BLE001 - whatever the library raises
+        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return None
 
 
 def _inside(f: Feature) -> float:

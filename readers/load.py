@@ -31,6 +31,7 @@ from .details import (
     apply_details_text,
     declared_missing,
     details_names,
+    nan_refused,
     unstated_bounds_note,
 )
 from .finite import check_finite
@@ -386,19 +387,14 @@ def _check_takes_missing(
     if rep is None:  # the IR is the model: it routes NaN by each node's default
         return
     first = int(np.flatnonzero(nan[:, made].any(axis=1))[0])
-    row = X[first].copy()
-    row[made] = np.nan
-    try:
-        (rep.predict if ens.is_regressor else rep.predict_proba)(row[None, :])
-    except Exception as e:  # noqa: BLE001 - whatever the library raises on NaN
-        f = made[0]
-        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    why = nan_refused(ens, X[first], made)
+    if why is not None:
         raise InputError(
-            f"{missing_value_text(ens.features[f].name, np.flatnonzero(nan[:, f]))}, and this "
-            f"model cannot take missing values (its library's predict refuses NaN: {why}); "
-            "drop or impute those rows",
+            f"{missing_value_text(ens.features[made[0]].name, np.flatnonzero(nan[:, made[0]]))}, "
+            f"and this model cannot take missing values (its library's predict refuses NaN: "
+            f"{why}); drop or impute those rows",
             source,
-        ) from None
+        )
 
 
 def bounds_from_data(
