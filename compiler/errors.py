@@ -121,18 +121,27 @@ def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | 
     return f" ({listing}: {name_list(cand)})"
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)")
+# a duration as a .sens file writes one: seconds, or a number with a suffix ms, s, m or h
+_DURATION = re.compile(r"((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(ms|s|m|h)?")
+_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
-def percent_hint(text) -> str:
+def duration_seconds(text: str) -> float | None:
+    """The seconds a duration stands for ('30', '1e3', '30s', '2m', '1.5h'); None where
+    ``text`` is none."""
+    d = _DURATION.fullmatch(text.strip())
+    return None if d is None else float(d.group(1)) * _SECONDS[d.group(2)]
+
+
+def as_number_hint(text) -> str:
     """For a percent where a number goes ('20%'), the number it stands for: "; 20% is
-    written 0.2" (a gap is a probability's, 0.2 not 20); for a duration ('10s', '2m',
-    as a .sens file writes one), its seconds: "; 2m is written 120 (seconds)"; else ""."""
+    written 0.2" (a gap is a probability's, 0.2 not 20); for a duration with its unit
+    ('10s', '2m', as a .sens file writes one), its seconds: "; 2m is written 120
+    (seconds)"; else ""."""
     if not isinstance(text, str):
         return ""
-    d = _DURATION.fullmatch(text.strip())
-    if d is not None:
-        seconds = float(d.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[d.group(2)]
+    seconds = duration_seconds(text)
+    if seconds is not None and text.strip()[-1:].isalpha():  # a unit, not a bare number
         return f"; {text.strip()} is written {seconds:g} (seconds)"
     body = text.strip().removesuffix("%").strip()
     if body == text.strip():

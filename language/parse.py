@@ -14,7 +14,7 @@ from pathlib import Path
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from ..compiler.errors import InputError, closest, not_utf8
+from ..compiler.errors import InputError, closest, duration_seconds, not_utf8
 from ..compiler.options import MODE_ALIASES, work_amount
 from ..compiler.query import ANY
 from . import ast as nodes
@@ -42,12 +42,6 @@ def _unquote(tok) -> str:
     if any(0xD800 <= ord(c) <= 0xDFFF for c in s):  # not text: `treesens fmt` cannot print it
         raise ValueError(f"the string {str(tok)[:40]} holds an unpaired surrogate")
     return s
-
-
-def _duration(text: str) -> float:
-    m = re.fullmatch(r"((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(ms|s|m|h)?", text)
-    v = float(m.group(1))
-    return v * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
 
 
 # rules whose result is made the same way, by kind (the methods of _Build)
@@ -225,13 +219,13 @@ class _Build(Transformer):
         return nodes.Backend(names, pos=_meta_pos(meta))
 
     def timeout(self, meta, ch):
-        return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
+        return nodes.Timeout(duration_seconds(str(ch[0])), pos=_meta_pos(meta))
 
     def work(self, meta, ch):
         return nodes.Work(work_amount(str(ch[0])), pos=_meta_pos(meta))
 
     def budget(self, meta, ch):
-        return nodes.Budget(_duration(str(ch[0])), pos=_meta_pos(meta))
+        return nodes.Budget(duration_seconds(str(ch[0])), pos=_meta_pos(meta))
 
     def passes(self, meta, ch):
         return nodes.Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))

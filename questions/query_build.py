@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..answers.work import work_refusal
 from ..backends.registry import BACKENDS, get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest, percent_hint, setting, spelled
+from ..compiler.errors import InputError, as_number_hint, closest, setting, spelled
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import check_kind
 from ..compiler.options import (
@@ -127,7 +127,7 @@ def as_number(value, what: str) -> float:
             return float(value)
         except (TypeError, ValueError):
             pass
-    raise InputError(f"{what} must be a number, not {value!r}{percent_hint(value)}")
+    raise InputError(f"{what} must be a number, not {value!r}{as_number_hint(value)}")
 
 
 def gap_of(gap, margin_gap, default: Gap) -> Gap:
@@ -345,7 +345,7 @@ def make_plan(
     given)."""
     if timeout_problem(timeout):
         raise InputError(
-            f"timeout {timeout_problem(timeout)}, not {timeout!r}{percent_hint(timeout)}"
+            f"timeout {timeout_problem(timeout)}, not {timeout!r}{as_number_hint(timeout)}"
         )
     work = work_amount(work)
     for name, value, problem in (

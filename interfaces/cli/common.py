@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...answers.result import Result
-from ...compiler.errors import InputError, percent_hint
+from ...compiler.errors import InputError, as_number_hint
 from ...compiler.max_gap_question import DEFAULT_TOLERANCE, check_tolerance
 from ...compiler.options import (
     OPTION_BY_NAME,
@@ -40,7 +40,9 @@ def _converted(text: str, conv, noun: str):
     try:
         return conv(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a {noun}{percent_hint(text)}") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a {noun}{as_number_hint(text)}"
+        ) from None
 
 
 def positive_int(text: str) -> int:
