@@ -290,7 +290,7 @@ class Ensemble:
     # the files it was read from, (role, path) in order: ("model", ...), ("details", ...)
     inputs: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
     # how the user's data columns become the model's columns (a reader's object with
-    # ``user_frame(df, where) -> df`` and ``feature_of(column) -> feature name or None``,
+    # ``user_frame(df, rows: TableRows) -> df`` and ``feature_of(column) -> feature name or None``,
     # e.g. one-hot groups collapsed to one column), or None: the user's columns are the
     # model's
     columns: Any = field(default=None, repr=False, compare=False)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compiler.dataset import Dataset
+from ..compiler.dataset import Dataset, TableRows
 from ..compiler.errors import (
     InputError,
     TreesensWarning,
@@ -33,7 +33,7 @@ from ..compiler.errors import (
     spelled,
 )
 from .formats.registry import generic_names
-from .table_files import csv_header, file_stat, is_parquet, read_table
+from .table_files import csv_header, file_stat, is_parquet, read_table, table_rows
 
 # the label column's name when none is given: a data file without it has no labels
 DEFAULT_LABEL = "label"
@@ -45,17 +45,18 @@ LABEL_VALUES = 12
 _LOADED: dict[tuple, Dataset] = {}
 
 
-def _within_float32(vals: np.ndarray, name: str, where: str) -> None:
+def _within_float32(vals: np.ndarray, name: str, rows: TableRows) -> None:
     """A model that reads its inputs as float32 (XGBoost, scikit-learn) takes no value
     beyond float32's range: it would be infinite to the library, which refuses it."""
     with np.errstate(over="ignore"):
         over = np.isinf(vals.astype(np.float32))
     if over.any():
         r = int(np.flatnonzero(over)[0])
-        raise InputError(
-            f"column {name!r}: {vals[r]:g} in row {r + 1} is beyond float32's range "
-            "(about 3.4e38), in which the model reads its inputs",
-            where,
+        raise rows.error(
+            r,
+            f"{vals[r]:g} is beyond float32's range (about 3.4e38), in which the model reads "
+            "its inputs",
+            name,
         )
 
 
@@ -93,8 +94,9 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
             tuple((f.kind, f.categories) for f in ens.features),
         )
         if key not in _LOADED:
+            frame = read_table(path)
             header = str(path) if is_parquet(path) else f"{path}:1"
-            _LOADED[key] = _from_frame(read_table(path), ens, label, str(path), header)
+            _LOADED[key] = _from_frame(frame, ens, label, table_rows(path, len(frame)), header)
         ds = _LOADED[key]
         if ds.source != str(path):  # a cached read of the same file, named as given now
             ds = replace(ds, source=str(path))
@@ -104,7 +106,7 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
     except ImportError:  # pragma: no cover - pandas is a dependency
         pd = None
     if pd is not None and isinstance(data, pd.DataFrame):
-        return _checked(_from_frame(data, ens, label, "<DataFrame>"), ens, missing_ok)
+        return _checked(_from_frame(data, ens, label, TableRows("<DataFrame>")), ens, missing_ok)
     arr = np.asarray(data)
     if arr.ndim != 2:
         raise InputError(f"data must be a table (2-d), got {not_a_table(data, arr)}")
@@ -120,7 +122,7 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
         )
     cols = named or list(ens.feature_names)
     frame = pd.DataFrame(arr, columns=cols)
-    return _checked(_from_frame(frame, ens, None, "<array>"), ens, missing_ok)
+    return _checked(_from_frame(frame, ens, None, TableRows("<array>")), ens, missing_ok)
 
 
 def _checked(ds: Dataset, ens, missing_ok: bool) -> Dataset:
@@ -138,11 +140,12 @@ def _checked(ds: Dataset, ens, missing_ok: bool) -> Dataset:
         return ds
     for f in np.flatnonzero(np.isnan(ds.X).any(axis=0)).tolist():
         if not ens.features[f].may_be_missing:
-            raise InputError(
-                f"{missing_value_text(ds.names[f], np.flatnonzero(np.isnan(ds.X[:, f])))}; drop "
-                "those rows or declare the feature as possibly missing (a details file's "
-                "missing column)",
-                ds.source,
+            raise missing_value_error(
+                ds.rows,
+                ds.names[f],
+                np.flatnonzero(np.isnan(ds.X[:, f])),
+                "drop those rows or declare the feature as possibly missing (a details "
+                "file's missing column)",
             )
     return ds
 
@@ -193,11 +196,12 @@ def no_label(label: str, cols: list[str], features: set[str]) -> str:
     return f"no label column {label!r}{guess} ({listed})"
 
 
-def _from_frame(df, ens, label, where: str, header: str | None = None) -> Dataset:
+def _from_frame(df, ens, label, rows: TableRows, header: str | None = None) -> Dataset:
     """The data set of a frame, missing values (NaN) in any column (``_checked`` says
-    which may hold them)."""
+    which may hold them); ``rows`` says where its rows are for messages."""
     import pandas as pd
 
+    where = rows.source
     cols = [str(c).strip() for c in df.columns]
     dup = next((c for i, c in enumerate(cols) if c in cols[:i]), None)
     if dup is not None:  # a CSV's header is checked so when read (table_files.py)
@@ -205,7 +209,7 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     df = df.copy()
     df.columns = cols
     if ens.columns is not None:  # the user's columns are not the model's (one-hot groups)
-        df = ens.columns.user_frame(df, where)
+        df = ens.columns.user_frame(df, rows)
         cols = list(df.columns)
     feature_columns(cols, label, header or where, ens.feature_names)
     y = None
@@ -243,20 +247,19 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
             continue
         col = df[name]
         if pd.api.types.is_bool_dtype(col) and _bool_categories(feat):
-            vals = _categories(col.astype(object).map(_bool_name), feat, name, where)
+            vals = _categories(col.astype(object).map(_bool_name), feat, name, rows)
         elif pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
-            vals = category_codes(vals, np.ones(len(vals), dtype=bool), feat, name, where)
+            vals = category_codes(vals, np.ones(len(vals), dtype=bool), feat, name, rows)
         else:
-            vals = _categories(col, feat, name, where)
+            vals = _categories(col, feat, name, rows)
         if np.isinf(vals).any():
-            r = int(np.flatnonzero(np.isinf(vals))[0])
-            raise InputError(f"column {name!r}: infinite value in row {r + 1}", where)
+            raise rows.error(int(np.flatnonzero(np.isinf(vals))[0]), "infinite value", name)
         if ens.cast == "float32":
-            _within_float32(vals, name, where)
+            _within_float32(vals, name, rows)
         X[:, f] = vals
     X.setflags(write=False)
-    return Dataset(X, y, tuple(names), where, extras, tuple(absent), label)
+    return Dataset(X, y, tuple(names), where, extras, tuple(absent), label, rows.lines)
 
 
 def read_features(ens) -> frozenset[int]:
@@ -294,12 +297,11 @@ def unread_value(feat) -> float:
     return float(v)
 
 
-def missing_value_text(name: str, rows: np.ndarray) -> str:
-    """Where a column holds missing values: its first such row (from 1) and how many."""
-    return (
-        f"column {name!r}: missing value (NaN) in row {int(rows[0]) + 1} "
-        f"({rows.size} row{'s' if rows.size != 1 else ''} in all)"
-    )
+def missing_value_error(rows: TableRows, name: str, missing: np.ndarray, advice: str):
+    """The error of a column holding missing values (``missing``: their rows), at the
+    first such row, saying how many there are and ``advice``."""
+    many = f"{missing.size} row{'s' if missing.size != 1 else ''} in all"
+    return rows.error(int(missing[0]), f"missing value (NaN) ({many}); {advice}", name)
 
 
 def data_notes(ds: Dataset) -> list[str]:
@@ -432,7 +434,7 @@ def _bool_name(v):
     return str(bool(v)) if isinstance(v, (bool, np.bool_)) else np.nan
 
 
-def _categories(col, feat, name: str, where: str) -> np.ndarray:
+def _categories(col, feat, name: str, rows: TableRows) -> np.ndarray:
     """Map category names to codes (a categorical feature with declared names)."""
     cats = list(feat.categories or ())
     out = np.empty(len(col), dtype=np.float64)
@@ -460,16 +462,15 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
         except ValueError:
             pass
         if cats:
-            raise InputError(
-                f"column {name!r}, row {i + 1}: unknown category {s!r} "
-                f"(known: {', '.join(cats[:10])}{' ...' if len(cats) > 10 else ''})",
-                where,
-            )
-        raise InputError(f"column {name!r}, row {i + 1}: {s!r} is not a number", where)
-    return category_codes(out, number, feat, name, where)
+            known = f"{', '.join(cats[:10])}{' ...' if len(cats) > 10 else ''}"
+            raise rows.error(i, f"unknown category {s!r} (known: {known})", name)
+        raise rows.error(i, f"{s!r} is not a number", name)
+    return category_codes(out, number, feat, name, rows)
 
 
-def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where: str) -> np.ndarray:
+def category_codes(
+    vals: np.ndarray, number: np.ndarray, feat, name: str, rows: TableRows
+) -> np.ndarray:
     """The numbers (``number``: which entries) of a column of a categorical feature that
     names its categories, as category codes. Categories named by numbers (a model fitted
     on raw categories {0, 1, 5, 8, 9}, say) take the raw values, mapped to their codes
@@ -494,13 +495,14 @@ def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where:
     bad = np.flatnonzero(which & ~ok)
     if bad.size:
         r = int(bad[0])
-        raise InputError(
-            f"column {name!r}, row {r + 1}: {what.format(vals[r])} ({name_list(cats)}; "
+        raise rows.error(
+            r,
+            f"{what.format(vals[r])} ({name_list(cats)}; "
             f"{bad.size} row{'s' if bad.size > 1 else ''} in all)",
-            where,
+            name,
         )
     if raw is None and which.any():
-        _warn_codes(name, cats, where)
+        _warn_codes(name, cats, rows.source)
     out = np.where(which, codes, vals)
     if "nan" in cats:  # a missing value is the category learned from missing values
         out[np.isnan(out)] = float(list(cats).index("nan"))

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.dataset import TableRows
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import (
     DetailsNote,
@@ -24,7 +25,7 @@ from ..compiler.errors import (
     suggests_keywords,
 )
 from . import formats
-from .data import label_column, load_data, missing_value_text
+from .data import label_column, load_data, missing_value_error
 from .details import (
     apply_data_names,
     apply_details,
@@ -363,22 +364,23 @@ def missing_from_data(ens: Ensemble, data, label: str = "label", details=None) -
         if feat.may_be_missing:
             continue
         if feat.name in declared:
-            raise InputError(
-                f"{missing_value_text(feat.name, np.flatnonzero(nan[:, f]))}, but the details "
-                "file declares the feature never missing (missing false): drop those rows or "
-                "declare it missing",
-                ds.source,
+            raise missing_value_error(
+                ds.rows,
+                feat.name,
+                np.flatnonzero(nan[:, f]),
+                "the details file declares the feature never missing (missing false): drop "
+                "those rows or declare it missing",
             )
         feats[f] = replace(feat, may_be_missing=True)
         made.append(f)
     if made:
-        _check_takes_missing(ens, ds.X, nan, made, ds.source)
+        _check_takes_missing(ens, ds.X, nan, made, ds.rows)
     out = ens.with_features(tuple(feats)) if made else ens
     return MissingFromData(out, tuple(feats[f].name for f in made), ds.source)
 
 
 def _check_takes_missing(
-    ens: Ensemble, X: np.ndarray, nan: np.ndarray, made: list[int], source: str
+    ens: Ensemble, X: np.ndarray, nan: np.ndarray, made: list[int], rows: TableRows
 ) -> None:
     """Ask the library's predict about a data row with NaN in every feature of ``made``:
     a model whose library refuses NaN (scikit-learn's GradientBoosting, say) cannot be
@@ -389,11 +391,12 @@ def _check_takes_missing(
     first = int(np.flatnonzero(nan[:, made].any(axis=1))[0])
     why = nan_refused(ens, X[first], made)
     if why is not None:
-        raise InputError(
-            f"{missing_value_text(ens.features[made[0]].name, np.flatnonzero(nan[:, made[0]]))}, "
-            f"and this model cannot take missing values (its library's predict refuses NaN: "
+        raise missing_value_error(
+            rows,
+            ens.features[made[0]].name,
+            np.flatnonzero(nan[:, made[0]]),
+            f"this model cannot take missing values (its library's predict refuses NaN: "
             f"{why}); drop or impute those rows",
-            source,
         )
 
 

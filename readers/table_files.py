@@ -7,6 +7,7 @@ import csv
 import os
 from pathlib import Path
 
+from ..compiler.dataset import TableRows
 from ..compiler.errors import InputError, not_a_regular_file, not_utf8
 
 
@@ -28,27 +29,49 @@ def is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
-_HEADERS: dict[tuple, list[str]] = {}
+_HEADERS: dict[tuple, tuple[list[str], tuple[int, ...]]] = {}
 
 
 def csv_header(path: Path) -> list[str]:
     """The header of a CSV file (names stripped), after checking that every row has as
     many fields as the header (pandas would fill a short row with missing values and take
     the first column of rows one field longer for an index, shifting the others)."""
+    return list(_scanned(path)[0])
+
+
+def csv_row_lines(path: Path) -> tuple[int, ...]:
+    """The line in a CSV file (from 1, the header's counted) where each row below the
+    header starts, blank lines skipped as pandas skips them."""
+    return _scanned(path)[1]
+
+
+def table_rows(path: Path, n_rows: int) -> TableRows:
+    """Where the ``n_rows`` rows read from a data file are: a CSV's at their lines (by
+    number where pandas read other rows than the scan found)."""
+    if is_parquet(path):
+        return TableRows(str(path))
+    lines = csv_row_lines(path)
+    return TableRows(str(path), lines if len(lines) == n_rows else None)
+
+
+def _scanned(path: Path) -> tuple[list[str], tuple[int, ...]]:
     st = path.stat()
     key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
     if key not in _HEADERS:
         _HEADERS[key] = _scan_csv(path)
-    return list(_HEADERS[key])
+    return _HEADERS[key]
 
 
-def _scan_csv(path: Path) -> list[str]:
+def _scan_csv(path: Path) -> tuple[list[str], tuple[int, ...]]:
     header: list[str] | None = None
+    lines: list[int] = []
     reader = None
     try:
         with path.open(encoding="utf-8-sig", newline="") as fh:
             reader = csv.reader(fh, skipinitialspace=True)
+            start = 1  # the line the next row starts on (a quoted field may span lines)
             for row in reader:
+                first, start = start, reader.line_num + 1
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue  # a blank line, which pandas skips too
                 if header is None:
@@ -67,6 +90,8 @@ def _scan_csv(path: Path) -> list[str]:
                         f"the header has {len(header)}",
                         f"{path}:{reader.line_num}",
                     )
+                else:
+                    lines.append(first)
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     except (csv.Error, OSError) as e:
@@ -74,7 +99,7 @@ def _scan_csv(path: Path) -> list[str]:
         raise InputError(f"cannot read: {_first_line(e)}", f"{path}{line}") from None
     if header is None:
         raise InputError("no header row (the data file holds only blank lines)", str(path))
-    return header
+    return header, tuple(lines)
 
 
 def _check_not_json(header: list[str], where: str) -> None:

@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from ...compiler.dataset import TableRows
 from ...compiler.ensemble import Ensemble, Feature, Tree
 from ...compiler.errors import InputError, TreesensWarning, name_list
-from ..table_files import read_table
+from ..table_files import read_table, table_rows
 
 OTHER = "<other>"
 
@@ -192,33 +193,31 @@ def _other_name(names: Sequence[str]) -> str:
 # the user's data: category names in, codes out
 
 
-def category_name(v: Any, feature: str, where: str) -> str | None:
-    """The category a data value names, as catboost reads it (an integer is its decimal
-    text); None for a missing value; one InputError for a value catboost refuses."""
+def category_name(v: Any, feature: str, rows: TableRows, row: int) -> str | None:
+    """The category a data value (``feature``'s in row ``row`` of ``rows``) names, as
+    catboost reads it (an integer is its decimal text); None for a missing value; one
+    InputError for a value catboost refuses."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
     if isinstance(v, str):
         if v != v.strip():
-            raise InputError(
-                f"column {feature!r}: the category {v!r} has white space around it, which "
-                "treesens' data reader drops: rename it in the data",
-                where,
+            raise rows.error(
+                row,
+                f"the category {v!r} has white space around it, which treesens' data reader "
+                "drops: rename it in the data",
+                feature,
             )
         return v
     if isinstance(v, (bool, np.bool_)):
-        raise InputError(
-            f"column {feature!r}: {v!r} is a truth value; catboost's categories are strings "
-            "or integers",
-            where,
+        raise rows.error(
+            row, f"{v!r} is a truth value; catboost's categories are strings or integers", feature
         )
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
         return str(int(v))  # an integer column pandas widened to float
-    raise InputError(
-        f"column {feature!r}: {v!r} is not a category: catboost's categories are strings "
-        "or integers",
-        where,
+    raise rows.error(
+        row, f"{v!r} is not a category: catboost's categories are strings or integers", feature
     )
 
 
@@ -231,7 +230,7 @@ class CatBoostColumns:
     hashed: tuple[HashedFeature, ...]
     names: tuple[str, ...]  # the model's feature names, for finding the columns
 
-    def user_frame(self, df, where: str):
+    def user_frame(self, df, rows: TableRows):
         df = df.copy()
         for hf in self.hashed:
             feature = self.names[hf.column]
@@ -240,13 +239,14 @@ class CatBoostColumns:
             known = set(hf.labels)
             out = []
             for row, v in enumerate(df[feature].tolist()):
-                name = category_name(v, feature, where)
+                name = category_name(v, feature, rows, row)
                 if name is not None and name not in known:
-                    raise InputError(
-                        f"column {feature!r}, row {row + 1}: the category {name!r} was not "
-                        f"named when the model was loaded (known: {name_list(hf.labels)}); "
-                        "load the model with this data (--data, data=) to name its categories",
-                        where,
+                    raise rows.error(
+                        row,
+                        f"the category {name!r} was not named when the model was loaded "
+                        f"(known: {name_list(hf.labels)}); load the model with this data "
+                        "(--data, data=) to name its categories",
+                        feature,
                     )
                 out.append(name)
             df[feature] = np.array(out, dtype=object)
@@ -270,8 +270,10 @@ def data_names(data, names: Sequence[str], label: str | None) -> tuple[dict[str,
         # the frame treesens reads the data as (numbers as numbers: 1 and 1.0 are the
         # category 1, as catboost names the integer 1)
         frame, where = read_table(Path(data)), str(data)
+        rows = table_rows(Path(data), len(frame))
     elif hasattr(data, "columns") and hasattr(data, "__getitem__"):
         frame, where = data, "<DataFrame>"
+        rows = TableRows(where)
     else:
         return {}, ""
     cols = {str(c).strip(): c for c in frame.columns}
@@ -279,7 +281,8 @@ def data_names(data, names: Sequence[str], label: str | None) -> tuple[dict[str,
     for feature in names:
         if feature not in cols or feature == label:
             continue
-        seen = {category_name(v, feature, where) for v in frame[cols[feature]].tolist()}
+        column = frame[cols[feature]].tolist()
+        seen = {category_name(v, feature, rows, r) for r, v in enumerate(column)}
         out[feature] = sorted(n for n in seen if n is not None)
     return out, where
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...compiler.column_prefixes import SEPARATORS, binary_prefixes
+from ...compiler.dataset import TableRows
 from ...compiler.ensemble import Ensemble, Feature
 from ...compiler.errors import InputError
 from .fold import ColumnMap, fold, identity, node_routes
@@ -61,7 +62,7 @@ class GroupColumns:
     # the ensemble over the model's own columns (a certificate states its thresholds)
     unfolded: Any = field(default=None, compare=False, repr=False)
 
-    def user_frame(self, df, where: str):
+    def user_frame(self, df, rows: TableRows):
         """``df`` with each group's columns collapsed into one column of category names
         (a frame that already has the group's column is left as it is)."""
         df = df.copy()
@@ -75,17 +76,17 @@ class GroupColumns:
                 bad = np.union1d(bad, np.flatnonzero(ones == 0))
             if bad.size:
                 r = int(bad[0])
-                raise InputError(
-                    f"row {r + 1}: the one-hot group {g.name!r} ({', '.join(g.columns)}) holds "
+                raise rows.error(
+                    r,
+                    f"the one-hot group {g.name!r} ({', '.join(g.columns)}) holds "
                     f"{block[r].tolist()}, not exactly one 1 ({bad.size} rows in all)",
-                    where,
                 )
             names = np.array(g.names, dtype=object)
             codes = np.where(ones == 1, block.argmax(axis=1), len(g.categories))
             pos = list(df.columns).index(g.columns[0])
             df = df.drop(columns=list(g.columns))
             df.insert(min(pos, len(df.columns)), g.name, names[codes])
-        return df if self.inner is None else self.inner.user_frame(df, where)
+        return df if self.inner is None else self.inner.user_frame(df, rows)
 
     def feature_of(self, column: str) -> str | None:
         """The group a model column belongs to (``race_B`` -> ``race``), or None."""

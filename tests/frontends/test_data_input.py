@@ -281,11 +281,37 @@ def test_a_sens_file_varies_a_generic_feature_by_its_name_in_the_data(tmp_path, 
     assert sf.select(None)[0].vary == ("alpha",)
 
 
-def test_a_data_value_beyond_float32_for_a_float32_model_names_column_and_row(tmp_path, xgb_file):
+def test_a_data_value_beyond_float32_for_a_float32_model_names_file_line_and_column(
+    tmp_path, xgb_file
+):
     data = _write(tmp_path, "big.csv", "f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,1e308,0.3,1\n")
     ens = treesens.load_model(xgb_file)
-    with pytest.raises(InputError, match=r"big\.csv: column 'f1': 1e\+308 in row 2 is beyond"):
+    with pytest.raises(InputError, match=r"big\.csv:3: column 'f1': 1e\+308 is beyond"):
         load_data(data, ens)
+
+
+def test_a_data_cell_error_names_its_line_in_the_file_the_header_and_blank_lines_counted(
+    tmp_path, xgb_file
+):
+    data = _write(tmp_path, "d.csv", "f0,f1,f2,label\n0.1,0.2,0.3,0\n\n0.1,abc,0.3,1\n")
+    with pytest.raises(InputError, match=r"d\.csv:4: column 'f1': 'abc' is not a number$"):
+        load_data(data, treesens.load_model(xgb_file))
+
+
+def test_a_data_row_after_a_quoted_field_of_two_lines_is_named_at_the_line_it_starts(
+    tmp_path, xgb_file
+):
+    text = 'f0,f1,f2,label\n0.1,0.2,0.3,"0\n"\n0.1,abc,0.3,1\n'
+    with pytest.raises(InputError, match=r"d\.csv:4: column 'f1'"):
+        load_data(_write(tmp_path, "d.csv", text), treesens.load_model(xgb_file))
+
+
+def test_a_data_frame_cell_error_names_its_row_from_1(xgb_file):
+    import pandas as pd
+
+    frame = pd.DataFrame({"f0": [0.1, 0.1], "f1": ["0.2", "abc"], "f2": [0.3, 0.3]})
+    with pytest.raises(InputError, match=r"<DataFrame>: column 'f1', row 2: 'abc' is not"):
+        load_data(frame, treesens.load_model(xgb_file))
 
 
 def test_a_data_value_beyond_float32_is_read_for_a_model_of_doubles(tmp_path, lgb_file):

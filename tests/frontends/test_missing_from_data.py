@@ -97,7 +97,9 @@ def test_a_model_whose_library_refuses_nan_is_one_clear_error():
     est = sk_ensemble.GradientBoostingClassifier(n_estimators=3).fit(
         df[FEATURES].fillna(0.0), df["label"]
     )
-    with pytest.raises(InputError, match=r"column 'a': missing value \(NaN\) in row .*cannot take"):
+    with pytest.raises(
+        InputError, match=r"column 'a', row \d+: missing value \(NaN\) .*cannot take"
+    ):
         treesens.load_model(est, data=df)
 
 

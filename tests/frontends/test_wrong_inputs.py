@@ -248,7 +248,7 @@ def test_raw_numeric_categories_in_data_are_mapped_to_their_codes(tmp_path, hgb_
     assert load_data(path, ens).X[:, 0].tolist() == [codes[v] for v in frame.x0.head(6)]
 
 
-def test_a_value_that_is_no_category_of_the_model_is_an_error_naming_file_column_row(
+def test_a_value_that_is_no_category_of_the_model_is_an_error_naming_file_line_column(
     tmp_path, hgb_raw_categories
 ):
     est, frame = hgb_raw_categories
@@ -256,7 +256,7 @@ def test_a_value_that_is_no_category_of_the_model_is_an_error_naming_file_column
     bad.loc[3, "x0"] = 7
     path = tmp_path / "bad.csv"
     bad.to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"bad\.csv: column 'x0', row 4: 7 is not one of"):
+    with pytest.raises(InputError, match=r"bad\.csv:5: column 'x0': 7 is not one of"):
         load_data(path, treesens.load_model(est))
 
 
@@ -277,7 +277,7 @@ def test_a_code_out_of_range_for_named_categories_is_an_error(tmp_path, nameless
     ens = declare(treesens.load_model(nameless_model), categories={"f0": ["red", "green"]})
     path = tmp_path / "d.csv"
     path.write_text("f0,f1,f2\n1,0.5,0.5\n5,0.5,0.5\n")
-    with pytest.raises(InputError, match=r"column 'f0', row 2: category code 5 is out of range"):
+    with pytest.raises(InputError, match=r"d\.csv:3: column 'f0': category code 5 is out of range"):
         load_data(path, ens)
 
 
