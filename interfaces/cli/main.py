@@ -134,6 +134,8 @@ class OneLineParser(argparse.ArgumentParser):
             message = f"{sens}: {SENS_NOT_A_MODEL}"  # not a model without --vary: a query file
         elif message.startswith("the following arguments are required: --vary"):
             message += _features_without_vary(getattr(self, "words", ()))
+        elif message.startswith("unrecognized arguments"):
+            message += _word_after_model(getattr(self, "words", ()), message)
         words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
             # a flag for them is what the user tried
@@ -182,24 +184,59 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"treesens {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    p.command = _command_of(argv)
+    p.command, p.words = _command_of(argv), list(argv or ())
     for name, mod in _modules(p.command):
         command = add_command(sub, name, mod)
         command.sens_file, command.words = _sens_file_of(argv), list(argv or ())
     return p
 
 
-def _features_without_vary(argv) -> str:
+def _features_without_vary(argv, flag: str = "--vary") -> str:
     """For ``check MODEL sex`` (the features without their flag): "; 'sex' after the
     model names no flag: --vary sex"; "" where no such word follows the model."""
-    bare = [
+    bare = _bare_words(argv)
+    if len(bare) < 3:  # the command and the model
+        return ""
+    return f"; {bare[2]!r} after the model names no flag: {flag} {bare[2]}"
+
+
+# the flag a word given after the model most likely stands for, by command (a .sens
+# file's: --query), where argparse would say only "unrecognized arguments"
+FLAG_AFTER_MODEL = {"compare": "--vary", "emit": "--vary", "sweep": "--features"}
+
+
+# the flags that take a comma-separated list of features
+LIST_FLAGS = ("--vary", "--features", "--protected")
+
+
+def _word_after_model(argv, message: str) -> str:
+    """For ``compare MODEL sex`` and the like (``FLAG_AFTER_MODEL``), what
+    ``_features_without_vary`` says, when the unrecognized words start with it; for
+    ``--vary sex bmi``, that the list is one word, comma-separated."""
+    argv = list(argv)
+    unknown = message.partition(":")[2].split()
+    if unknown and unknown[0] in argv[2:]:
+        i = argv.index(unknown[0], 2)
+        if argv[i - 2] in LIST_FLAGS:
+            flag, given = argv[i - 2], argv[i - 1].rstrip(",")
+            return f"; {flag} takes one comma-separated list: {flag} {given},{unknown[0]}"
+    bare = _bare_words(argv)
+    flag = FLAG_AFTER_MODEL.get(bare[0]) if bare else None
+    if flag is None or len(bare) < 3 or not unknown or unknown[0] != bare[2]:
+        return ""
+    if bare[1].lower().endswith(".sens") and bare[0] != "sweep":
+        flag = "--query"
+    return _features_without_vary(argv, flag)
+
+
+def _bare_words(argv) -> list[str]:
+    """The words of a command line that are neither flags nor (by their place) a flag's
+    value: the command, the model, and any the user gave without a flag."""
+    return [
         w
         for i, w in enumerate(argv)
         if not w.startswith("-") and not (i and argv[i - 1].startswith("-"))
     ]
-    if len(bare) < 3:  # the command and the model
-        return ""
-    return f"; {bare[2]!r} after the model names no flag: --vary {bare[2]}"
 
 
 def _sens_file_of(argv: list[str] | None) -> str | None:

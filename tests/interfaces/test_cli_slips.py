@@ -1,6 +1,7 @@
 """Command-line slips a new user makes, each told in one line with exit 2: emit given a
 flag of the solve it does not run (and its help not listing them), a gap as a percent,
-a time limit as a .sens file writes one (10s), the features without --vary,
+a time limit as a .sens file writes one (10s), the features without --vary (or
+space-separated after it),
 a file to write named as a folder (out/)."""
 
 from __future__ import annotations
@@ -71,6 +72,48 @@ def test_features_given_without_vary_are_told_the_flag(capsys):
     assert _stderr_lines(capsys) == [
         "treesens: error: the following arguments are required: --vary; 'mean_texture' after "
         "the model names no flag: --vary mean_texture (see treesens check --help)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "command, flag",
+    [
+        ("compare", "--vary mean_texture"),
+        ("emit", "--vary mean_texture"),
+        ("sweep", "--features mean_texture"),
+    ],
+)
+def test_a_feature_after_the_model_of_a_command_where_vary_is_optional_is_told_the_flag(
+    capsys, command, flag
+):
+    # was "unrecognized arguments: mean_texture" alone
+    assert main([command, MODEL, "mean_texture"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: unrecognized arguments: mean_texture; 'mean_texture' after the model "
+        f"names no flag: {flag} (see treesens {command} --help)"
+    ]
+
+
+def test_a_word_after_a_sens_file_given_to_compare_is_told_query(capsys):
+    assert main(["compare", str(EXAMPLES / "breast_cancer.sens"), "q1"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert "'q1' after the model names no flag: --query q1" in line
+
+
+@pytest.mark.parametrize("command", ["check", "compare", "audit"])
+def test_features_separated_by_a_space_are_told_the_list_is_comma_separated(capsys, command):
+    assert main([command, MODEL, "--vary", "mean_texture", "mean_radius", "--gap", "0.2"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith(
+        "treesens: error: unrecognized arguments: mean_radius; --vary takes one comma-separated "
+        "list: --vary mean_texture,mean_radius"
+    )
+
+
+def test_an_unrecognized_word_after_other_flags_is_told_as_before(capsys):
+    assert main(["compare", MODEL, "--vary", "mean_texture", "--json", "extra"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: unrecognized arguments: extra (see treesens compare --help)"
     ]
 
 
