@@ -16,6 +16,7 @@ import csv
 import io
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -116,9 +117,10 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     return apply_details_text(ens, text, str(path))
 
 
-def _header(first: list[str], path: str) -> list[str]:
+def _header(first: list[str], path: str, features: Sequence[str] = ()) -> list[str]:
     """A details file's column names (lowercase), after checking that it names the
-    columns it needs, no column it does not take, and none twice."""
+    columns it needs, no column it does not take, and none twice. ``features``: the
+    model's feature names, which a data file's header names instead."""
     header = [h.strip().lower() for h in first]
     if header and header[0].startswith(("{", "[")):  # a model given as the details
         raise InputError(
@@ -128,6 +130,12 @@ def _header(first: list[str], path: str) -> list[str]:
         )
     check_separator(first, f"{path}:1")  # a spreadsheet's export split by ';'
     for need in ("feature", "name"):
+        if need not in header and (data := _looks_like_data(first, features)):
+            raise InputError(
+                f"this looks like data ({data}), not a details file (feature,name,lb,ub): "
+                "did you mean to give it as data (--data, data=)?",
+                f"{path}:1",
+            )
         if need not in header:
             # 'names' for name; not the columns of another kind of file ('tenure')
             near = [h for h in dict.fromkeys(header) if h and (need in h or h in need)]
@@ -151,13 +159,25 @@ def _header(first: list[str], path: str) -> list[str]:
     return header
 
 
+def _looks_like_data(first: list[str], features: Sequence[str]) -> str:
+    """What in a header without a details file's columns makes it a data file's: the
+    model's features among its columns, or a label column; "" where nothing does."""
+    cols = [c.strip() for c in first]
+    named = [c for c in cols if c in set(features)]
+    if named:
+        return f"its header names the model's features: {name_list(named, max_names=4)}"
+    if "label" in cols:
+        return "its header has a label column"
+    return ""
+
+
 def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
     """The declarations of a details table given as CSV text; ``path`` names it in
     messages (a file, or ``<details DataFrame>``)."""
     rows, starts = _rows_with_lines(text)
     if not rows:
         raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))
-    header = _header(rows[0], path)
+    header = _header(rows[0], path, ens.feature_names)
     col = {h: i for i, h in enumerate(header)}
     feats = list(ens.features)
     named = not has_generic_names(ens)  # names of its own, which the file must repeat

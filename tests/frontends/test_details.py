@@ -112,6 +112,27 @@ def test_a_column_of_another_file_is_no_guess_for_a_missing_one(tmp_path, model_
         treesens.load_model(model_file, details=bad)
 
 
+def test_a_data_file_given_as_the_details_is_asked_whether_it_is_the_data(tmp_path, model_file):
+    # was "header has no 'feature' column (expected feature,name,lb,ub)"
+    data = tmp_path / "rows.csv"
+    data.write_text("a,b,c,label\n0.1,0.2,0.3,1\n")
+    with pytest.raises(InputError) as e:
+        treesens.load_model(model_file, details=data)
+    assert str(e.value) == (
+        f"{data}:1: this looks like data (its header names the model's features: a, b, c), not "
+        "a details file (feature,name,lb,ub): did you mean to give it as data (--data, data=)?"
+    )
+
+
+def test_a_data_file_of_other_column_names_is_told_by_its_label_column(tmp_path, model_file):
+    data = tmp_path / "rows.csv"
+    data.write_text("x,y,label\n0.1,0.2,1\n")
+    with pytest.raises(
+        InputError, match=r"rows.csv:1: this looks like data \(its header has a label"
+    ):
+        treesens.load_model(model_file, details=data)
+
+
 def test_a_misspelt_column_gets_the_closest_name(tmp_path, model_file):
     bad = tmp_path / "d.csv"
     bad.write_text("feature,name,lb,ub,kinds\n0,a,0.2,0.8,real\n")
