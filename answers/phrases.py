@@ -161,12 +161,18 @@ class ProgressLine(str):
 
 
 def max_gap_searching(
-    kind: str, lower: float | None, upper: float, detail: str = ""
+    kind: str, lower: float | None, upper: float, detail: str = "", left: float | None = None
 ) -> ProgressLine:
     """A progress line of a max-gap search still running: the bracket its bounds hold so
-    far, marked as such ("max gap so far in [0.0083, 0.4875] (searching)"). ``kind``:
-    "change" for a regressor's largest change; ``detail``: what the search has done."""
+    far, marked as such ("max gap so far in [0.0083, 0.4875] (searching, 46 boxes, 12s
+    left)"). ``kind``: "change" for a regressor's largest change; ``detail``: what the
+    search has done; ``left``: the seconds left of its time limit (None or infinite: no
+    limit but a work budget)."""
     what = "largest change" if kind == "change" else "max gap"
+    if left is not None and math.isfinite(left):
+        detail = (
+            f"{detail}, {max(left, 0.0):.0f}s left" if detail else f"{max(left, 0.0):.0f}s left"
+        )
     doing = f"searching, {detail}" if detail else "searching"
     if lower is None:
         return ProgressLine(f"{what} so far at most {upper_text(upper)} (no pair yet; {doing})")

@@ -477,7 +477,8 @@ def _step(
     s.steps.append(step)
     if log is not None:
         kind = CHANGE if ens.is_regressor else "gap"
-        log(max_gap_searching(kind, s.lower, s.upper, f"gap {g:.4g}: {res.status}"))
+        said = f"gap {g:.4g}: {res.status}"
+        log(max_gap_searching(kind, s.lower, s.upper, said, deadline - time.time()))
     return res
 
 

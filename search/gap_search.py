@@ -257,7 +257,7 @@ class _PairSearches:
             pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
             done = max((o.upper for o in outs), default=-math.inf)
             lower = best.gap if best.gap >= self.tolerance.least else None
-            progress = _progress_lines(ens, log, max(pending, done), lower)
+            progress = _progress_lines(ens, log, max(pending, done), lower, self.deadline)
             offer = best.offer_for(self.encs[k])
             out = largest_gap(
                 self.encs[k], self.tables[k], gap_bound(ens), offer, self.tolerance,
@@ -584,11 +584,12 @@ def link_bound(link: str) -> Callable[[np.ndarray], float]:
 
 
 def _progress_lines(
-    ens: Ensemble, log, elsewhere: float, reached: float | None = None
+    ens: Ensemble, log, elsewhere: float, reached: float | None = None, deadline: float = math.inf
 ) -> Callable[[float | None, float, int], None]:
     """Progress lines of one search, whose bounds join ``elsewhere`` (the bound of the
     other pairs of classes) and ``reached`` (a gap reached before it: the seed's pair,
-    another pair of classes'; the search reports only its own)."""
+    another pair of classes'; the search reports only its own), and the seconds left
+    before ``deadline``."""
     last = [0.0]
 
     def progress(lower: float | None, upper: float, boxes: int) -> None:
@@ -598,7 +599,8 @@ def _progress_lines(
             low = None if lower is None else shown_gap(ens, lower)
             up = shown_gap(ens, max(upper, elsewhere))
             kind = "change" if ens.is_regressor else "gap"
-            log(max_gap_searching(kind, low, up, f"{boxes:,} box{'es' if boxes != 1 else ''}"))
+            done = f"{boxes:,} box{'es' if boxes != 1 else ''}"
+            log(max_gap_searching(kind, low, up, done, deadline - time.time()))
 
     return progress
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
-from treesens.answers.phrases import lower_text, upper_text
+from treesens.answers.phrases import lower_text, max_gap_searching, upper_text
 from treesens.answers.result import Result
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
@@ -73,6 +74,23 @@ def test_the_box_searchs_lines_are_the_bracket_so_far():
     # before a first pair, the bracket is an upper bound alone
     so_far = ("max gap so far in [", "max gap so far at most ")
     assert lines and all(s.startswith(so_far) and "searching" in s for s in lines)
+
+
+def test_the_box_searchs_lines_say_the_seconds_left_of_its_time_limit():
+    # was "(searching, 286,720 boxes)": how far, not what is left
+    lines = _search_lines(box_search=True)
+    left = [int(re.search(r", (\d+)s left\)$", s)[1]) for s in lines]
+    assert left and all(0 <= n <= 60 for n in left)
+
+
+def test_the_bisections_lines_say_the_seconds_left_of_its_time_limit():
+    lines = _search_lines(box_search=False)
+    assert lines and all(re.search(r"\(searching, gap .*, \d+s left\)$", s) for s in lines)
+
+
+def test_a_search_without_a_time_limit_says_no_seconds_left():
+    line = max_gap_searching("gap", 0.1, 0.3, "3 boxes", float("inf"))
+    assert line == "max gap so far in [0.1, 0.3] (searching, 3 boxes)"
 
 
 def test_the_cli_sweeps_last_line_per_feature_is_its_stored_answer():
