@@ -322,20 +322,36 @@ def run_campaign(args, ens, subsets, mk, certs: SweepCertificates | None = None)
             print_line(res.to_json())
         raise_if_interrupted()  # a Ctrl-C lost in a finaliser ends the sweep here
 
-    return sweep_campaign(
-        ens,
-        subsets,
-        mk,
-        Campaign(args.executor, args.jobs, args.out, args.resume),
-        memory_mb=args.memory_mb,
-        display=sweep_progress,
-        count_reused=False,
-        warn=lambda msg: log(f"treesens: warning: {msg}"),
-        on_reused=(lambda line: print_line(json.dumps(line))) if args.json else None,
-        on_result=on_result,
-        certificates=certs,
-        budget=args.budget,
-    )
+    try:
+        return sweep_campaign(
+            ens,
+            subsets,
+            mk,
+            Campaign(args.executor, args.jobs, args.out, args.resume),
+            memory_mb=args.memory_mb,
+            display=sweep_progress,
+            count_reused=False,
+            warn=lambda msg: log(f"treesens: warning: {msg}"),
+            on_reused=(lambda line: print_line(json.dumps(line))) if args.json else None,
+            on_result=on_result,
+            certificates=certs,
+            budget=args.budget,
+        )
+    except KeyboardInterrupt:  # Ctrl-C or a signal: where what was answered is
+        if (kept := kept_line(args)) is not None:
+            log(kept)
+        raise
+
+
+def kept_line(args) -> str | None:
+    """What a sweep cut short says of the answers it had: in its --out file, for --resume
+    to go on from (None with --json: they are on stdout)."""
+    kept = args.out or args.resume
+    if kept:
+        return f"the answers so far are in {kept}: run the sweep again with --resume {kept} to ask the rest"
+    if args.json:
+        return None
+    return "the answers so far are not kept: --out FILE keeps each as it ends, for --resume"
 
 
 def status_summary(results) -> str:

@@ -202,6 +202,27 @@ def test_sigterm_names_the_signal_in_one_line():
     assert err.strip().splitlines()[-1] == "treesens: terminated by SIGTERM"
 
 
+def test_a_sweep_cut_short_says_its_out_file_holds_the_answers_for_resume(tmp_path):
+    out = tmp_path / "out.jsonl"
+    p = _start([*LONG_SWEEP, "--out", str(out)])
+    end = time.time() + 120
+    while time.time() < end and not (out.exists() and out.read_text().strip()):
+        time.sleep(0.1)
+    code, err, _ = _signalled(p, signal.SIGINT)
+    assert code == 130, err
+    assert err.strip().splitlines()[-2:] == [
+        f"the answers so far are in {out}: run the sweep again with --resume {out} to ask the rest",
+        "treesens: interrupted",
+    ]
+
+
+def test_a_sweep_cut_short_without_out_says_its_answers_are_not_kept():
+    code, err, _ = _signalled(_start(LONG_SWEEP), signal.SIGINT)
+    assert err.strip().splitlines()[-2] == (
+        "the answers so far are not kept: --out FILE keeps each as it ends, for --resume"
+    )
+
+
 def test_sigterm_on_a_sweep_keeps_every_line_written_to_out(tmp_path):
     out = tmp_path / "out.jsonl"
     p = _start([*LONG_SWEEP, "--out", str(out)])
