@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from ..answers.result import ERROR, Result
+from ..answers.result import ERROR, UNKNOWN, Result
+from ..answers.stats import SKIPPED_MEMORY
 from ..questions.progress import Silent, SweepProgress
 from .result_view import max_gap_outcome
 
@@ -41,7 +42,14 @@ def outcome(res: Result) -> str:
         return max_gap_outcome(res.max_gap, res.features)
     if res.status == ERROR and res.error:  # why, where no table follows (--table none)
         return f"error: {res.error.splitlines()[0]}"
+    if res.status == UNKNOWN and skipped_for_memory(res):
+        return "unknown (solver stage skipped: above the memory limit)"
     return str(res.status)
+
+
+def skipped_for_memory(res: Result) -> bool:
+    """Whether a query's solver stage was skipped, its compile passing the memory limit."""
+    return (res.stats or {}).get("solver_stage") == SKIPPED_MEMORY
 
 
 class Lines:

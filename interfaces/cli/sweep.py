@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from ...answers.result import ERROR
-from ...compiler.errors import InputError
+from ...answers.result import ERROR, UNKNOWN
+from ...compiler.errors import InputError, name_list
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.campaign import Campaign, sweep_campaign
@@ -31,7 +31,7 @@ from ...questions.sweep import (
 from ...questions.sweep_budget import budget_advice
 from ...questions.sweep_certs import SweepCertificates
 from ...views.console import output_console
-from ...views.progress import sweep_progress
+from ...views.progress import skipped_for_memory, sweep_progress
 from .check import add_certify_budget_arg
 from .common import (
     GivenOnce,
@@ -242,12 +242,26 @@ def run(args) -> int:
     write_sweep_plot(args, results)
     if certs is not None:
         log(certs.summary())
+    if (skipped := skipped_note(results)) is not None:
+        log(skipped)
     log(f"done: {summary}")
     if args.budget is not None and (
         advice := budget_advice(results, args.budget, 1.0, _again(args))
     ):
         log(advice)
     return 1 if any(r.status == ERROR for r in results) else 0
+
+
+def skipped_note(results) -> str | None:
+    """The note of the queries left unknown with their solver stage skipped for memory
+    (each line said so in brief): which, and the first one's message, which says the
+    size, the limit and how to raise it."""
+    skipped = [r for r in results if r.status == UNKNOWN and skipped_for_memory(r)]
+    if not skipped:
+        return None
+    which = name_list(r.query for r in skipped)
+    why = skipped[0].message.removeprefix("solver stage skipped: ")
+    return f"note: unknown with the solver stage skipped: {which}; {why}"
 
 
 def _again(args) -> str:

@@ -263,3 +263,23 @@ def test_a_query_with_data_which_compiles_first_is_refused_before_its_compile(
     )
     assert r.status == "error"
     assert r.error.startswith("refused: the solver stage (")
+
+
+def test_a_sweeps_line_says_a_query_is_unknown_because_its_solver_stage_was_skipped(
+    solver_stage_never_fits, capsys
+):
+    # was "[1/1] worst_area: unknown (0.04s)", the reason in its JSON result alone
+    from treesens.interfaces.cli.main import main
+
+    argv = ["sweep", str(MODEL), "--features", "worst_area", "--gap", "0.1", "--no-heuristic"]
+    assert main([*argv, "--memory-mb", "4000", "--table", "none"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert any(
+        s.startswith("[1/1] worst_area: unknown (solver stage skipped: above the memory limit)")
+        for s in err
+    )
+    (note,) = [s for s in err if s.startswith("note: unknown with the solver stage skipped")]
+    assert note.startswith("note: unknown with the solver stage skipped: worst_area; the solver")
+    assert note.endswith(
+        "raise it with --memory-mb MB (memory_mb= in Python, option memory_mb = MB in a .sens file)"
+    )
