@@ -29,6 +29,7 @@ from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keywor
     takes_query_keywords,
 )
 from ..questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ..questions.output_folder import writable_file
 from ..questions.query_build import make_query, require_backend  # noqa: F401
 from ..questions.report import report as gather
 from ..questions.sweep import sweep as sweep_question
@@ -262,6 +263,8 @@ def report(model, data, *, out=None, **keywords):
     ``questions.report.report``'s (label, details, features, protected, gap, classes,
     budget, results, progress)."""
     keywords.setdefault("command", _report_call(model, data, out, keywords))
+    if out is not None:  # before the report's minutes, not after them
+        writable_file(out, str(out))
     rep = _with_progress_flag(gather)(model, data, **keywords)
     if out is not None:
         Path(out).write_text(render(rep), encoding="utf-8")

@@ -16,11 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..compiler.errors import InputError
-
-
-def os_error_text(e: OSError) -> str:
-    text = e.strerror or str(e)
-    return text[:1].lower() + text[1:]
+from .output_folder import make_folder_of, os_error_text, refuse_folder_name
 
 
 def read_log(path: str | Path | None, check: Callable[[object, int], dict | None]) -> list[dict]:
@@ -90,9 +86,11 @@ def appending(path: str | Path | None) -> Iterator[Callable[[str], None]]:
     if path is None:
         yield lambda text: None
         return
+    refuse_folder_name(path, str(path))
     path = Path(path)
     if path.is_file():
         refuse_other_file(path)
+    make_folder_of(path, str(path))  # as every output's (questions/output_folder.py)
     try:
         drop_cut_line(path)
         fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open while answers come

@@ -25,6 +25,7 @@ from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_solve import keeping_row_proofs, work_used_text
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
+from ...questions.output_folder import os_error_text
 from ...readers.data import load_data, say_data_notes
 from ...views.audit_plot import draw
 from .check import add_certify_budget_arg
@@ -37,7 +38,6 @@ from .common import (
     load_from_args,
     log,
     number,
-    os_error_text,
     positive_float,
     positive_int,
     what_it_predicts,

@@ -20,9 +20,8 @@ from ...compiler.options import (
     work_problem,
 )
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
-from ...questions.output_folder import make_folder_of
+from ...questions.output_folder import writable_file
 from ...questions.query_build import query_from_keywords
-from ...questions.results_log import os_error_text
 from ...readers.data import load_data, say_data_notes
 from ...readers.formats import AUTO, format_names
 from ...readers.load import (
@@ -491,17 +490,7 @@ def log(msg: str) -> None:
 def check_writable(where: str, path: Path) -> None:
     """Can ``path`` be appended to (created if missing, and removed again; its folder
     made where missing)? An input error naming ``where`` (the flag and the file) otherwise."""
-    if path.is_dir():
-        raise InputError("is a directory", where)
-    make_folder_of(path, where)
-    existed = path.exists()
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as e:
-        raise InputError(os_error_text(e), where) from None
-    if not existed:
-        path.unlink(missing_ok=True)
+    writable_file(path, where)
 
 
 @contextmanager

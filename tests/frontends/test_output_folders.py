@@ -67,3 +67,47 @@ def test_a_file_in_the_way_of_its_folder_is_one_line_and_exit_2(tmp_path, comman
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert "cannot make its folder" in lines[0] and "Traceback" not in r.stderr
+
+
+# ---- the Python API's out= ---------------------------------------------------------
+
+
+def test_the_apis_sweep_out_in_a_folder_not_there_yet_makes_it(tmp_path):
+    # was InputError "cannot write: no such file or directory", where the CLI made it
+    import treesens
+
+    path = tmp_path / "new" / "sweep.jsonl"
+    treesens.sweep(str(MODEL), features=["mean_texture"], gap=0.2, progress=False, out=path)
+    assert path.is_file()
+
+
+def test_the_apis_sweep_out_named_as_a_folder_is_refused(tmp_path):
+    # was a file named "res" written, as the CLI's --out res/ is refused
+    import treesens
+
+    out = f"{tmp_path}/res/"
+    with pytest.raises(InputError, match=r"res/: names a folder \(it ends in '/'\)"):
+        treesens.sweep(str(MODEL), features=["mean_texture"], gap=0.2, progress=False, out=out)
+    assert not (tmp_path / "res").exists()
+
+
+def test_the_apis_report_out_in_a_folder_not_there_yet_makes_it(tmp_path):
+    # was FileNotFoundError once the report's whole budget was spent
+    import treesens
+
+    path = tmp_path / "new" / "r.html"
+    treesens.report(
+        str(MODEL), str(ROWS), features=["mean_texture"], budget=10, progress=False, out=path
+    )
+    assert path.is_file()
+
+
+def test_the_apis_report_out_that_cannot_be_written_is_refused_before_the_report(
+    tmp_path, monkeypatch
+):
+    import treesens
+    from treesens.interfaces import api
+
+    monkeypatch.setattr(api, "gather", lambda *a, **k: pytest.fail("the report was made"))
+    with pytest.raises(InputError, match=r": is a directory$"):
+        treesens.report(str(MODEL), str(ROWS), budget=10, progress=False, out=tmp_path)

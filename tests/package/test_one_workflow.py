@@ -20,8 +20,8 @@ def _sources():
 
 
 def test_only_the_results_log_keeps_a_file_open_for_appending_answers():
-    # check_writable opens and closes at once, to test a path before a run
-    allowed = {"questions/results_log.py", "interfaces/cli/common.py"}
+    # writable_file opens and closes at once, to test a path before a run
+    allowed = {"questions/results_log.py", "questions/output_folder.py"}
     found = [p for p, text in _sources() if re.search(r"open\([^)]*[\"']a[\"']", text)]
     assert set(found) <= allowed, found
 
