@@ -24,7 +24,7 @@ from .decimals import shortest_decimal
 from .domain import FeatureDomain, candidates, in_interval
 from .encode import ensemble_structure, resolve_features
 from .ensemble import LOGISTIC, Ensemble, Feature
-from .errors import InputError
+from .errors import InputError, binary_gap_range
 from .flip import Target, flip_confidence
 from .replay import library_output
 
@@ -252,8 +252,9 @@ def check_target(ens: Ensemble, target: Target) -> None:
         raise InputError(f"margin gap {g.value:g} must be >= 0")
     if binary and g.kind == "prob" and not 0 <= g.value < 0.5:
         raise InputError(
-            f"gap {g.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
-            "(x2's P <= 0.5-g when the row is decided 1, P >= 0.5+g when decided 0)"
+            binary_gap_range(
+                g.value, "x2's P <= 0.5-g when the row is decided 1, P >= 0.5+g when decided 0"
+            )
         )
     if not binary and g.kind == "prob" and g.value < 1:
         raise InputError(

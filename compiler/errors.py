@@ -153,6 +153,15 @@ def as_number_hint(text) -> str:
     return f"; {text.strip()} is written {value / 100:g}"
 
 
+def binary_gap_range(value: float, meaning: str) -> str:
+    """The error of a binary gap outside [0, 0.5): ``meaning`` says what g asks, and a gap
+    from 1 to 50 is asked whether it is a percent ("20 ... (a percent? 20% is 0.2)")."""
+    text = f"gap {value:g} out of range: a binary gap g needs 0 <= g < 0.5 ({meaning})"
+    if 1 <= value < 50:
+        text += f"; a percent? {value:g}% is written {value / 100:g}"
+    return text
+
+
 def name_list(names: Iterable[object], max_names: int = 8, max_chars: int = 80) -> str:
     """``a, b, c`` or, for a long list, its start: ``a, b, c, ... 30 in all``."""
     names = [str(x) for x in names]

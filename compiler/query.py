@@ -20,7 +20,7 @@ from .ensemble import (
     bounds_data_file,
     logit,
 )
-from .errors import FEATURES, InputError, closest, setting, spelled
+from .errors import FEATURES, InputError, binary_gap_range, closest, setting, spelled
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .plan import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Plan  # noqa: F401 - re-exported
 from .question import (  # noqa: F401 - re-exported: the question's types
@@ -135,10 +135,7 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
             )
         if g.kind == "prob":
             if not (0.0 <= g.value < 0.5):
-                raise InputError(
-                    f"gap {g.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
-                    "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)"
-                )
+                raise InputError(binary_gap_range(g.value, "P(x1) >= 0.5+g and P(x2) <= 0.5-g"))
             rounding = 0.0
             if ens.link == LOGISTIC:
                 hi = logit(0.5 + g.value - SIGMOID_ROUNDING)

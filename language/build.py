@@ -18,7 +18,7 @@ from ..answers.phrases import NOT_DESCRIBED
 from ..compiler.cavities import check_clause_features, clauses_from_document
 from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble, held_reason
-from ..compiler.errors import FEATURES, InputError, TreesensWarning, closest
+from ..compiler.errors import FEATURES, InputError, TreesensWarning, binary_gap_range, closest
 from ..compiler.kinds import check_kind, resolve_condition
 from ..compiler.options import (
     DEFAULT_BACKEND,
@@ -717,9 +717,7 @@ class BlockBuilder:
                 )
             if gap_st is not None and gap_st.kind == "prob" and not (0.0 <= gap_st.value < 0.5):
                 raise self.err(
-                    f"gap {gap_st.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
-                    "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)",
-                    gap_st,
+                    binary_gap_range(gap_st.value, "P(x1) >= 0.5+g and P(x2) <= 0.5-g"), gap_st
                 )
         else:
             C = self.ens.n_classes

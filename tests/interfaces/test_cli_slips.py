@@ -59,6 +59,18 @@ def test_a_gap_given_as_a_percent_says_the_number_it_stands_for(capsys):
     ]
 
 
+def test_a_binary_gap_written_as_a_percent_s_number_asks_whether_it_is_one(capsys):
+    # was the range alone: "--gap 20 out of range: a binary gap g needs 0 <= g < 0.5 (...)"
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "20"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.endswith("; a percent? 20% is written 0.2")
+
+
+def test_a_binary_gap_just_out_of_range_is_not_asked_about_percent(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.7"]) == 2
+    assert "percent" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("given, seconds", [("10s", "10"), ("2m", "120"), ("500ms", "0.5")])
 def test_a_timeout_written_as_a_duration_says_its_seconds(capsys, given, seconds):
     assert main(["check", MODEL, "--vary", "mean_texture", "--timeout", given]) == 2

@@ -122,6 +122,14 @@ CASES = {
             "  ^",
         ],
     ),
+    "binary_gap_written_as_a_percents_number": (
+        _bc("query q {\n  vary mean_texture\n  gap 20\n}\n"),
+        [
+            "{F}:5:3: gap 20 out of range: a binary gap g needs 0 <= g < 0.5 (P(x1) >= 0.5+g and P(x2) <= 0.5-g); a percent? 20% is written 0.2",
+            "  gap 20",
+            "  ^",
+        ],
+    ),
     "gap_from_defaults_out_of_range": (
         _bc("defaults {\n  gap 0.75\n}\nquery q {\n  vary mean_texture\n}\n"),
         [
