@@ -292,7 +292,20 @@ def run_audit(
 
 
 def rate_text(t0: float, answered: int, total: int, fresh: int) -> str:
+    """How far an audit got: rows answered of all, at what rate (the rows asked since
+    ``t0``, ``fresh``, not those --resume reused), and the time the rows left take at it."""
     seconds = max(time.time() - t0, 1e-9)
+    left = f", about {_duration(seconds / fresh * (total - answered))} left" if fresh else ""
+    if answered >= total:
+        left = ""
     if fresh and seconds / fresh >= 1:  # rows the solver answers: seconds each
-        return f"audit: {answered}/{total} rows ({seconds / fresh:.1f} s/row)"
-    return f"audit: {answered}/{total} rows ({fresh / seconds:.0f} rows/s)"
+        return f"audit: {answered}/{total} rows ({seconds / fresh:.1f} s/row{left})"
+    return f"audit: {answered}/{total} rows ({fresh / seconds:.0f} rows/s{left})"
+
+
+def _duration(seconds: float) -> str:
+    """A time to come, as a progress line rounds it: 40s, 12m, 1h 40m."""
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    minutes = round(seconds / 60)
+    return f"{minutes}m" if minutes < 90 else f"{minutes // 60}h {minutes % 60:02d}m"

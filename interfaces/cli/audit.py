@@ -35,6 +35,7 @@ from .common import (
     add_memory_arg,
     add_model_args,
     check_writable,
+    kept_line,
     load_from_args,
     log,
     number,
@@ -259,7 +260,12 @@ def run(args) -> int:
     # its certificate (questions/audit_solve.py)
     with keeping_row_proofs(args.certificates is not None):
         note, status = (lambda m: log(f"note: {m}")), (lambda m: log(f"audit: {m}"))
-        lines = run_audit(ens, ds, spec, run_spec, on_block, note=note, status=status)
+        try:
+            lines = run_audit(ens, ds, spec, run_spec, on_block, note=note, status=status)
+        except KeyboardInterrupt:  # Ctrl-C or a signal: where the rows answered are
+            if (kept := kept_line(args, "audit")) is not None:
+                log(kept)
+            raise
         if args.certificates is not None:
             _certify(args, ens, spec, ds, lines)
     df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))

@@ -487,6 +487,20 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def kept_line(args, command: str) -> str | None:
+    """What a sweep or an audit cut short (Ctrl-C, a signal) says of the answers it had:
+    in its --out file, for --resume to go on from (None with --json: they are on stdout)."""
+    kept = args.out or args.resume
+    if kept:
+        return (
+            f"the answers so far are in {kept}: run the {command} again with --resume {kept} "
+            "to ask the rest"
+        )
+    if args.json:
+        return None
+    return "the answers so far are not kept: --out FILE keeps each as it ends, for --resume"
+
+
 def check_writable(where: str, path: Path) -> None:
     """Can ``path`` be appended to (created if missing, and removed again; its folder
     made where missing)? An input error naming ``where`` (the flag and the file) otherwise."""

@@ -42,6 +42,7 @@ from .common import (
     check_data,
     check_writable,
     flag_constraints,
+    kept_line,
     load_from_args,
     log,
     positive_float,
@@ -352,20 +353,9 @@ def run_campaign(args, ens, subsets, mk, certs: SweepCertificates | None = None)
             budget=args.budget,
         )
     except KeyboardInterrupt:  # Ctrl-C or a signal: where what was answered is
-        if (kept := kept_line(args)) is not None:
+        if (kept := kept_line(args, "sweep")) is not None:
             log(kept)
         raise
-
-
-def kept_line(args) -> str | None:
-    """What a sweep cut short says of the answers it had: in its --out file, for --resume
-    to go on from (None with --json: they are on stdout)."""
-    kept = args.out or args.resume
-    if kept:
-        return f"the answers so far are in {kept}: run the sweep again with --resume {kept} to ask the rest"
-    if args.json:
-        return None
-    return "the answers so far are not kept: --out FILE keeps each as it ends, for --resume"
 
 
 def status_summary(results) -> str:

@@ -714,7 +714,25 @@ def test_a_slow_audits_rate_reads_in_seconds_per_row():
 
     from treesens.questions.audit_run import rate_text
 
-    assert rate_text(time.time() - 30, 3, 600, 3).endswith("(10.0 s/row)")
+    assert "(10.0 s/row, " in rate_text(time.time() - 30, 3, 600, 3)
+
+
+def test_an_audits_rate_line_says_the_time_its_rows_left_take():
+    # was "audit: 5/1409 rows (2 rows/s)" on churn lgbm_t1000_l63: the 11 minutes unsaid
+    import time
+
+    from treesens.questions.audit_run import rate_text
+
+    assert rate_text(time.time() - 30, 3, 600, 3).endswith(", about 1h 40m left)")
+    assert rate_text(time.time() - 10, 20, 70, 20).endswith("(2 rows/s, about 25s left)")
+
+
+def test_an_audits_last_rate_line_says_nothing_left():
+    import time
+
+    from treesens.questions.audit_run import rate_text
+
+    assert rate_text(time.time() - 10, 70, 70, 70).endswith("(7 rows/s)")
 
 
 class _InProcess:

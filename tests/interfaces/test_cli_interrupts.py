@@ -77,3 +77,23 @@ def test_run_prints_the_answer_so_far_of_a_max_gap_ctrl_c_ends(tmp_path, capsys,
     assert main(["run", str(sens), "--json"]) == 128 + signal.SIGINT
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and json.loads(out[0])["max_gap"]["stopped_by"] == "interrupted"
+
+
+def test_an_audit_cut_short_says_its_out_file_holds_the_answers_for_resume(
+    tmp_path, capsys, monkeypatch
+):
+    # was "treesens: interrupted" alone, the rows answered in --out unmentioned
+    from treesens.interfaces.cli import audit as audit_cmd
+
+    def ctrl_c(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(audit_cmd, "run_audit", ctrl_c)
+    out = tmp_path / "rows.jsonl"
+    rows = str(Path(MODEL).with_name("breast_cancer_rows.csv"))
+    argv = ["audit", MODEL, "--data", rows, "--vary", "mean_radius", "--gap", "0.1"]
+    assert main([*argv, "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-2:] == [
+        f"the answers so far are in {out}: run the audit again with --resume {out} to ask the rest",
+        "treesens: interrupted",
+    ]
