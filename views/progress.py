@@ -9,6 +9,7 @@ on stderr.
 from __future__ import annotations
 
 import html
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -44,7 +45,15 @@ def outcome(res: Result) -> str:
         return f"error: {res.error.splitlines()[0]}"
     if res.status == UNKNOWN and skipped_for_memory(res):
         return "unknown (solver stage skipped: above the memory limit)"
+    if res.status == UNKNOWN and (why := _brief(res.message)):
+        return f"unknown ({why})"  # what ended it: "time limit reached", ...
     return str(res.status)
+
+
+def _brief(message: str | None, most: int = 60) -> str:
+    """A message's first clause (to its first ':' or ';'), where it is short."""
+    first = re.split(r"[:;]", message or "", maxsplit=1)[0].strip()
+    return first if len(first) <= most else ""
 
 
 def skipped_for_memory(res: Result) -> bool:

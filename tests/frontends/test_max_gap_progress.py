@@ -49,6 +49,24 @@ def test_a_plain_check_line_still_gives_its_status():
     assert _line(r).startswith("[1/7] site: insensitive (")
 
 
+def test_an_unknown_querys_line_says_what_ended_it():
+    # was "[2/3] Partner: unknown (0.50s)" on churn lgbm_t1000_l63 at --timeout 0.5
+    r = Result(query="site", status="unknown", backend="cpsat", features=["site"], gap=0.2)
+    r.message = (
+        "time limit reached before the solver's stage: building the pair tables reached the "
+        "time limit (48,822 leaves)"
+    )
+    assert _line(r).startswith(
+        "[1/7] site: unknown (time limit reached before the solver's stage) ("
+    )
+
+
+def test_an_unknown_querys_long_message_is_left_to_its_result():
+    r = Result(query="site", status="unknown", backend="cpsat", features=["site"], gap=0.2)
+    r.message = "x" * 80
+    assert _line(r).startswith("[1/7] site: unknown (0")
+
+
 def _search_lines(box_search: bool) -> list[str]:
     ens = load_model(str(MODEL))
     q = Query(vary=("worst_radius",), plan=Plan(timeout=60.0))
