@@ -73,8 +73,13 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         items = list(given)
     else:  # a float, say: feature_name says it is neither a name nor an index
         items = [given]
-    if not items or any(isinstance(i, str) and not i.strip() for i in items):
+    blank = [isinstance(i, str) and not i.strip() for i in items]
+    if not items or all(blank):
         raise InputError(f"{keyword}: no features given (a name, an index or a list of them)")
+    if any(blank):  # 'sex,': a comma too many, or a name lost between two
+        kept = ",".join(str(i).strip() for i, b in zip(items, blank) if not b)
+        shown = repr(given) if isinstance(given, str) else repr(list(given))
+        raise InputError(f"{keyword}: {shown} holds an empty name (did you mean {kept!r}?)")
     out: list[str] = []
     for i in items:
         name = feature_name(ens, i, keyword)

@@ -302,6 +302,10 @@ def parse_features(text: str | None) -> list[str] | None:
     names = [f.strip() for f in text.split(",") if f.strip()]
     if not names:
         raise InputError("no features given", f"--features {text!r}")
+    if len(names) < len(text.split(",")):  # 'a,,b', 'a,': as check's --vary says it
+        raise InputError(
+            f"holds an empty name (did you mean {','.join(names)!r}?)", f"--features {text!r}"
+        )
     return names
 
 

@@ -117,6 +117,24 @@ def test_an_empty_list_names_the_keyword(ens):
         feature_list(ens, [], "features")
 
 
+def test_a_list_with_an_empty_name_is_told_the_names_it_holds(ens):
+    # was "vary: no features given", the name given unmentioned ('sex,': a comma too many)
+    name = ens.feature_names[0]
+    with pytest.raises(
+        InputError, match=rf"^vary: '{name},' holds an empty name \(did you mean '{name}'\?\)$"
+    ):
+        feature_list(ens, f"{name},")
+
+
+def test_a_sweeps_features_with_an_empty_name_are_told_so_as_checks():
+    from treesens.interfaces.cli.sweep import parse_features
+
+    with pytest.raises(
+        InputError, match=r"^--features 'a,,b': holds an empty name \(did you mean 'a,b'\?\)$"
+    ):
+        parse_features("a,,b")
+
+
 def test_check_takes_an_index(ens):
     assert treesens.check(ens, vary=[1], **QUICK).features == [ens.feature_names[1]]
 
