@@ -21,7 +21,7 @@ from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import KEYWORDS, TOP_KEYWORDS, parser
-from .slips import number_slip, vary_lists_nothing
+from .slips import max_gap_flag, number_slip, vary_lists_nothing
 
 
 def _tok_pos(tok) -> nodes.Pos:
@@ -514,6 +514,8 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
         before = text[: tok.start_pos] if tok.start_pos is not None else ""
+        if (flag := max_gap_flag(shown)) and "gap" in _expected_keywords(expected):
+            raise err(flag, tok.line, tok.column) from None
         hyphened = _hyphened_keyword(before, shown, expected)
         if hyphened is not None:  # data-aware: the flag's spelling of data_aware
             written, keyword = hyphened

@@ -66,3 +66,14 @@ def percent_number(before: str, tok) -> str | None:
 def number_slip(before: str, tok) -> str | None:
     """The error for a number a .sens file does not take so (``vary 3``, ``gap 20%``)."""
     return vary_numbered(before, tok) or percent_number(before, tok)
+
+
+def max_gap_flag(word: str) -> str | None:
+    """The error of the command line's --max-gap written as a word (max_gap, max-gap,
+    maxgap) where a query's lines go; None for another word."""
+    if re.sub(r"[-_]", "", word.lower()) != "maxgap":
+        return None
+    return (
+        f"unexpected {word!r}: a .sens query asks for its max gap with 'gap max' (as "
+        "--max-gap on the command line; 'gap max tolerance 0.01' to set it)"
+    )

@@ -130,6 +130,14 @@ CASES = {
             "  ^",
         ],
     ),
+    "max_gap_written_as_the_flag": (
+        _bc("query q {\n  vary mean_texture\n  max_gap\n}\n"),
+        [
+            "{F}:5:3: unexpected 'max_gap': a .sens query asks for its max gap with 'gap max' (as --max-gap on the command line; 'gap max tolerance 0.01' to set it)",
+            "  max_gap",
+            "  ^",
+        ],
+    ),
     "gap_from_defaults_out_of_range": (
         _bc("defaults {\n  gap 0.75\n}\nquery q {\n  vary mean_texture\n}\n"),
         [
