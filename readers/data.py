@@ -301,7 +301,7 @@ def missing_value_error(rows: TableRows, name: str, missing: np.ndarray, advice:
     """The error of a column holding missing values (``missing``: their rows), at the
     first such row, saying how many there are and ``advice``."""
     many = f"{missing.size} row{'s' if missing.size != 1 else ''} in all"
-    return rows.error(int(missing[0]), f"missing value (NaN) ({many}); {advice}", name)
+    return rows.error(int(missing[0]), f"missing value (NaN; {many}); {advice}", name)
 
 
 def data_notes(ds: Dataset) -> list[str]:

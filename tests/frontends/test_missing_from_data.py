@@ -98,7 +98,8 @@ def test_a_model_whose_library_refuses_nan_is_one_clear_error():
         df[FEATURES].fillna(0.0), df["label"]
     )
     with pytest.raises(
-        InputError, match=r"column 'a', row \d+: missing value \(NaN\) .*cannot take"
+        InputError,
+        match=r"column 'a', row \d+: missing value \(NaN; \d+ rows? in all\); this model cannot take",
     ):
         treesens.load_model(est, data=df)
 
