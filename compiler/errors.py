@@ -264,13 +264,25 @@ def suggests_keywords(also: Callable | None = None) -> Callable:
                 if k not in known:
                     raise TypeError(
                         f"{fn.__name__}() got an unexpected keyword argument {k!r}"
-                        f"{closest(k, sorted(known))}"
+                        f"{keyword_synonym(k, known) or closest(k, sorted(known))}"
                     )
             return fn(*args, **keywords)
 
         return call
 
     return decorate
+
+
+# a keyword one function takes for what another names otherwise: the file to write is
+# sweep's and report's out=, the plots' path=
+_SYNONYMS = {"out": ("path",), "path": ("out",), "output": ("out", "path"), "file": ("out", "path")}
+
+
+def keyword_synonym(keyword: str, known) -> str:
+    """ " (did you mean 'path'? ...)" for a keyword another function takes for what this
+    one names otherwise (``plot_sweep(out=)``); else ""."""
+    other = next((s for s in _SYNONYMS.get(keyword, ()) if s in known), None)
+    return f" (did you mean {other!r}? here the file to write is {other}=)" if other else ""
 
 
 def _keyword_names(fn: Callable) -> set[str]:

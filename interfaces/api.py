@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..answers.result import Result
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, suggests_keywords
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
 from ..questions.certificate_document import check_certificate_path, check_certify_budget
@@ -257,6 +257,7 @@ def max_gap(
     return _ask(model, vary, name, check_kw | largest, "max_gap", certificate, certify_budget)
 
 
+@suggests_keywords(also=gather)
 def report(model, data, *, out=None, **keywords):
     """The auditor's report (docs/report.md): a ``questions.report.Report``, also written
     as one self-contained HTML page to ``out`` when given. The keywords are

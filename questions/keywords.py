@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import CONSTRAINT_WORDS, CONSTRAINTS_IN_SENS, InputError, closest
+from ..compiler.errors import (
+    CONSTRAINT_WORDS,
+    CONSTRAINTS_IN_SENS,
+    InputError,
+    closest,
+    keyword_synonym,
+)
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE, idle_data_aware_option
 from ..compiler.query import PASS_NAMES, Query
 from ..readers.data import label_column, load_data, say_data_notes
@@ -141,7 +147,7 @@ def keyword_values(given: dict, where: str, own: tuple[str, ...] = ()) -> dict:
         if k not in API_KEYWORDS:
             raise TypeError(
                 f"{where}() got an unexpected keyword argument {k!r}"
-                f"{closest(k, [*API_KEYWORDS, *own])}"
+                f"{keyword_synonym(k, own) or closest(k, [*API_KEYWORDS, *own])}"
             )
     values = {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
     label_column(values["label"])  # refused with or without data: label=0 is no class

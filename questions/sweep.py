@@ -379,7 +379,7 @@ def sweep(
     (questions/sweep_budget.py). Where queries stay open, the list's ``budget_advice``
     says what budget gives each of them twice the time it had.
     """
-    kw = keyword_values(keywords, "sweep")
+    kw = keyword_values(keywords, "sweep", ("out", "resume", "features", "max_gap", "budget"))
     require_backend(kw["backend"])
     check_budget(budget, "budget=")
     if out is not None and resume is not None and Path(out) != Path(resume):

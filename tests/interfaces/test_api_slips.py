@@ -123,3 +123,25 @@ def test_a_certificate_named_as_a_folder_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"it is a directory \(give a file name\)"):
         treesens.check(BC_MODEL, vary="mean_texture", gap=0.45, certificate=f"{tmp_path / 'c'}/")
     assert not (tmp_path / "c").exists()
+
+
+def test_a_misspelt_keyword_of_report_gets_the_closest_one():
+    # was Python's own "report() got an unexpected keyword argument 'budgt'"
+    with pytest.raises(TypeError, match=r"'budgt' \(did you mean 'budget'"):
+        treesens.report(BC_MODEL, BC_ROWS, budgt=3)
+
+
+@pytest.mark.parametrize(
+    "call, given, meant",
+    [
+        (lambda: treesens.plot_sweep([], out="p.png"), "out", "path"),
+        (lambda: treesens.sweep(BC_MODEL, gap=0.2, path="s.jsonl"), "path", "out"),
+        (lambda: treesens.report(BC_MODEL, BC_ROWS, path="r.html"), "path", "out"),
+    ],
+)
+def test_the_file_to_write_named_as_another_function_names_it_gets_this_ones_keyword(
+    call, given, meant
+):
+    # plot_sweep(out=) said nothing of path=; sweep(path=) guessed 'data'
+    with pytest.raises(TypeError, match=rf"'{given}' \(did you mean '{meant}'\? here the file"):
+        call()
