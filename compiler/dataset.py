@@ -11,20 +11,20 @@ import numpy as np
 from .errors import InputError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TableRows:
     """Where a table's rows are, for messages: a CSV file's row at its line in the file
     (the header counted: ``d.csv:4``, as a details file's errors), another table's (a
     Parquet file, a DataFrame, an array) by number from 1 (``row 3``)."""
 
     source: str
-    lines: tuple[int, ...] | None = None  # each row's first line in the file
+    lines: np.ndarray | None = None  # each row's first line in the file
 
     def error(self, r: int, problem: str, column: str | None = None) -> InputError:
         """The error of a problem in row ``r`` (from 0), in ``column`` if one is named."""
         named = f"column {column!r}" if column is not None else ""
         if self.lines is not None:
-            where = f"{self.source}:{self.lines[r]}"
+            where = f"{self.source}:{int(self.lines[r])}"
             return InputError(f"{named}: {problem}" if named else problem, where)
         at = f"{named}, row {r + 1}" if named else f"row {r + 1}"
         return InputError(f"{at}: {problem}", self.source)
@@ -47,7 +47,7 @@ class Dataset:
     # the label column asked for, found (``y``) or not (None: none asked, an array's)
     label: str | None = None
     # a CSV file's line of each row (TableRows), None: rows by number
-    lines: tuple[int, ...] | None = field(default=None, repr=False)
+    lines: np.ndarray | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
