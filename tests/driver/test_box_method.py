@@ -143,3 +143,29 @@ def test_boxes_alone_that_end_open_do_not_say_the_time_limit_was_reached():
     r = treesens.check(est, vary=[0], delta=beyond, backend="boxes", timeout=60)
     assert r.status == "unknown"
     assert "time limit" not in r.message and "neither a pair nor a proof" in r.message
+
+
+def _regressor():
+    xgb = pytest.importorskip("xgboost")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(300, 3)), 1)
+    y = 3 * X[:, 0] + X[:, 1] * X[:, 2]
+    return xgb.XGBRegressor(n_estimators=20, max_depth=3, max_bin=4, nthread=1).fit(X, y)
+
+
+@pytest.mark.parametrize("where", ["x1.f0 <= 0", "x1.f0 <= x2.f0"])
+def test_boxes_alone_on_a_change_either_way_under_one_input_s_constraint_is_an_error(where):
+    # up and down are two conditions over both inputs once x1 and x2 are not alike
+    # (docs/backends.md, "--backend boxes")
+    r = treesens.check(_regressor(), ["f0"], delta=1.0, direction="either", where=where,
+                       backend="boxes", timeout=30)  # fmt: skip
+    assert r.status == "error" and "no choice between conditions over both inputs" in r.error
+
+
+@pytest.mark.parametrize("where", [None, "f0 <= 0", "x1.f1 <= 0"])
+def test_boxes_alone_answer_a_change_either_way_where_both_inputs_are_alike(where):
+    r = treesens.check(_regressor(), ["f0"], delta=1.0, direction="either", where=where,
+                       backend="boxes", timeout=30)  # fmt: skip
+    assert r.status == "sensitive" and r.validated
