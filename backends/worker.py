@@ -140,7 +140,9 @@ def serve(module_name: str, memory_mb: int, parent: int = 0) -> None:
     while True:
         try:
             msg = _read_msg(in_fd)
-        except (EOFError, OSError):
+        except Exception:  # noqa: BLE001
+            # the pipe closed, or a message that does not read: the parent's write cut
+            # short by its Ctrl-C and another written after it; the parent is ending
             return
         if msg is None:
             return

@@ -77,3 +77,21 @@ def test_a_process_that_starts_while_a_race_stops_its_worker_ends_at_once(monkey
         assert started[0].wait(timeout=10) is not None
     finally:
         w.close()
+
+
+def test_a_worker_sent_a_message_cut_short_ends_quietly_without_a_traceback():
+    # a sweep's Ctrl-C can cut the parent's write of a message, and its clean-up then
+    # writes the stop message after it: the worker reads bytes that do not unpickle
+    import os
+    import struct
+
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "treesens.backends.worker_process", "json", "0", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    garbage = b"\x80\x05\x95" + b"\x00" * 61
+    _, err = worker.communicate(struct.pack("<Q", len(garbage)) + garbage, timeout=60)
+    assert worker.returncode == 0
+    assert b"Traceback" not in err, err.decode()
