@@ -1,0 +1,305 @@
+"""A Lagrangian (consensus) bound on a box's pair-sum row, optimised by MPLP, compiled
+(numba): imported on first use only, cached on disk where numba can write.
+
+Over a box, the pair sum is sum_k D_k(s) over the trees k reading F. For any L with
+sum_k L[k, c, r] >= 0 over the trees reading column c, at every rank r of the box, its
+maximum is at most sum_k max over k's leaves meeting the box of [the leaf's value + sum_c
+max of L[k, c, .] over the leaf's interval of c]; L = 0 gives the kernel's own term. MPLP's
+star update of a column c (exact block-coordinate descent) sets L[k, c, r] = M(r)/n -
+m_k(r), m_k the tree's max-marginal without c's L, M their sum, n the trees reading c.
+
+m_k is constant on the tree's own segments of c (the cuts of its leaves meeting the box),
+so L is kept per segment as the maximum over it (``lval``): a leaf's interval is a union of
+its tree's segments, so the leaf terms are exact, and the segment maxima sum to at least the
+rank-wise zero sum (still sound). M is built with difference arrays and its range maxima
+read from a sparse table: a sweep's work is leaves x segments, not leaves x ranks.
+
+A box's leaves are gathered by walking each tree of F within it (``packed`` nodes, as
+gap_kernel.packed_nodes: column, rank, yes, no; a child < 0 is the leaf -1 - child).
+"""
+
+import numba
+import numpy as np
+
+jit = numba.njit(cache=True, nogil=True)
+
+NEG = -1e300
+EPS = 2.0**-52
+
+
+@jit
+def _walk(packed, root, blo, bhi, slo, shi, sid, values, cl, ch, d, j, fill):
+    """The leaves of one tree meeting [blo, bhi), their intervals clipped to it, written
+    from row j of cl/ch/d when ``fill`` (else only counted). Returns the next row."""
+    C = blo.shape[0]
+    sid[0] = root
+    slo[0, :] = blo
+    shi[0, :] = bhi
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        n = sid[sp]
+        if n < 0:
+            if fill:
+                cl[j, :] = slo[sp]
+                ch[j, :] = shi[sp]
+                d[j] = values[-1 - n]
+            j += 1
+            continue
+        c, r = packed[n, 0], packed[n, 1]
+        a, b = slo[sp, c], shi[sp, c]
+        if b <= r:
+            sid[sp] = packed[n, 2]
+            sp += 1
+        elif a >= r:
+            sid[sp] = packed[n, 3]
+            sp += 1
+        else:
+            for i in range(C):
+                slo[sp + 1, i] = slo[sp, i]
+                shi[sp + 1, i] = shi[sp, i]
+            sid[sp] = packed[n, 3]
+            slo[sp, c] = r
+            sid[sp + 1] = packed[n, 2]
+            shi[sp + 1, c] = r
+            sp += 2
+    return j
+
+
+@jit
+def gather(packed, roots, values, blo, bhi, depth):
+    """CSR (ptr, cl, ch, d) of the leaves meeting the box, tree by tree of ``roots``;
+    ``depth``: at least the deepest tree's depth plus 2 (the walk's stack)."""
+    K, C = roots.shape[0], blo.shape[0]
+    slo = np.empty((depth, C), np.int32)
+    shi = np.empty((depth, C), np.int32)
+    sid = np.empty(depth, np.int64)
+    cl = np.empty((0, C), np.int32)
+    d = np.empty(0)
+    ptr = np.zeros(K + 1, np.int64)
+    for k in range(K):
+        ptr[k + 1] = _walk(
+            packed, roots[k], blo, bhi, slo, shi, sid, values, cl, cl, d, ptr[k], False
+        )
+    n = ptr[K]
+    cl = np.empty((n, C), np.int32)
+    ch = np.empty((n, C), np.int32)
+    d = np.empty(n)
+    for k in range(K):
+        _walk(packed, roots[k], blo, bhi, slo, shi, sid, values, cl, ch, d, ptr[k], True)
+    return ptr, cl, ch, d
+
+
+@jit
+def _bounds(cl, ch, a, b, c, lo, hi, cuts):
+    """The sorted distinct cuts of the leaves a:b on column c within [lo, hi)."""
+    m = 0
+    for p in range(a, b):
+        cuts[m] = cl[p, c]
+        cuts[m + 1] = ch[p, c]
+        m += 2
+    cuts[m] = lo
+    cuts[m + 1] = hi
+    return np.unique(cuts[: m + 2])
+
+
+@jit
+def segments(ptr, cl, ch, blo, bhi):
+    """Each tree's segments of each column it reads within the box (a column it reads: a
+    leaf's interval short of the box's). Returns (segoff int64[K*C+1]: the segments of
+    (k, c) are segoff[k*C+c]:segoff[k*C+c+1], none where k does not read c; sega, segb:
+    each segment's ranks [a, b); s0, s1 int64[leaves, C]: each leaf's segments)."""
+    K, C = ptr.shape[0] - 1, blo.shape[0]
+    n = cl.shape[0]
+    segoff = np.zeros(K * C + 1, np.int64)
+    cuts = np.empty(2 * n + 2, np.int32)
+    for k in range(K):
+        for c in range(C):
+            nseg = _bounds(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c], cuts).shape[0] - 1
+            segoff[k * C + c + 1] = segoff[k * C + c] + (nseg if nseg >= 2 else 0)
+    sega = np.empty(segoff[K * C], np.int32)
+    segb = np.empty(segoff[K * C], np.int32)
+    s0 = np.full((n, C), -1, np.int64)
+    s1 = np.full((n, C), -1, np.int64)
+    for k in range(K):
+        for c in range(C):
+            g0 = segoff[k * C + c]
+            if segoff[k * C + c + 1] == g0:
+                continue
+            bounds = _bounds(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c], cuts)
+            for g in range(bounds.shape[0] - 1):
+                sega[g0 + g] = bounds[g]
+                segb[g0 + g] = bounds[g + 1]
+            for p in range(ptr[k], ptr[k + 1]):
+                s0[p, c] = g0 + np.searchsorted(bounds, cl[p, c])
+                s1[p, c] = g0 + np.searchsorted(bounds, ch[p, c])
+    return segoff, sega, segb, s0, s1
+
+
+@jit
+def leaf_terms(ptr, d, s0, s1, lval):
+    """(ml, s): each leaf's max of its tree's L over its interval, per column (0 where the
+    tree does not read it), and its value plus their sum."""
+    n, C = s0.shape
+    ml = np.zeros((n, C))
+    s = np.empty(n)
+    for p in range(n):
+        t = d[p]
+        for c in range(C):
+            if s0[p, c] >= 0:
+                mx = NEG
+                for g in range(s0[p, c], s1[p, c]):
+                    if lval[g] > mx:
+                        mx = lval[g]
+                ml[p, c] = mx
+                t += mx
+        s[p] = t
+    return ml, s
+
+
+@jit
+def total_of(ptr, s):
+    """sum over trees of the max over their leaves of s."""
+    tot = 0.0
+    for k in range(ptr.shape[0] - 1):
+        best = NEG
+        for p in range(ptr[k], ptr[k + 1]):
+            if s[p] > best:
+                best = s[p]
+        tot += best
+    return tot
+
+
+@jit
+def _sparse_max(M, w, table):
+    """table[j, i]: max of M[i : i + 2**j] (i + 2**j <= w)."""
+    table[0, :w] = M[:w]
+    j = 1
+    while (1 << j) <= w:
+        h = 1 << (j - 1)
+        for i in range(w - (1 << j) + 1):
+            x, y = table[j - 1, i], table[j - 1, i + h]
+            table[j, i] = x if x > y else y
+        j += 1
+
+
+@jit
+def _range_max(table, a, b):
+    j = 0
+    while (2 << j) <= b - a:
+        j += 1
+    x, y = table[j, a], table[j, b - (1 << j)]
+    return x if x > y else y
+
+
+@jit
+def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table):
+    """MPLP's star update of column c: lval, ml and s changed in place."""
+    K, C = ptr.shape[0] - 1, blo.shape[0]
+    nk = 0
+    for k in range(K):
+        if segoff[k * C + c + 1] > segoff[k * C + c]:
+            nk += 1
+    if nk < 2:
+        return
+    base, w = blo[c], bhi[c] - blo[c]
+    M[: w + 1] = 0.0
+    absum, terms = 0.0, 0
+    for k in range(K):
+        g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
+        for g in range(g0, g1):
+            mk[g] = NEG
+        for p in range(ptr[k], ptr[k + 1]):
+            if s0[p, c] < 0:
+                continue
+            v = s[p] - ml[p, c]
+            for g in range(s0[p, c], s1[p, c]):
+                if v > mk[g]:
+                    mk[g] = v
+        for g in range(g0, g1):
+            M[sega[g] - base] += mk[g]
+            M[segb[g] - base] -= mk[g]
+            absum += 2.0 * abs(mk[g])
+            terms += 2
+    for r in range(1, w):
+        M[r] += M[r - 1]
+    # the prefix sums' rounding, at most, so that the segment maxima sum to >= 0
+    margin = 4.0 * (terms + w + nk) * EPS * absum
+    _sparse_max(M, w, table)
+    for k in range(K):
+        g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
+        if g1 == g0:
+            continue
+        for g in range(g0, g1):
+            top = _range_max(table, sega[g] - base, segb[g] - base) + margin
+            lval[g] = top / nk - mk[g]
+        for p in range(ptr[k], ptr[k + 1]):
+            mx = NEG
+            for g in range(s0[p, c], s1[p, c]):
+                if lval[g] > mx:
+                    mx = lval[g]
+            s[p] += mx - ml[p, c]
+            ml[p, c] = mx
+
+
+@jit
+def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
+    """At most ``sweeps`` sweeps of star updates over the columns from ``lval`` (changed in
+    place), stopping once a sweep's total is at most floor2. Returns the totals after each
+    sweep (each sound: every column with two trees reading it was updated since ``lval``
+    was given; the caller sets the others' lval to 0)."""
+    C = blo.shape[0]
+    ml, s = leaf_terms(ptr, d, s0, s1, lval)
+    w = 1
+    for c in range(C):
+        w = max(w, bhi[c] - blo[c])
+    levels = 1
+    while (1 << levels) <= w:
+        levels += 1
+    M = np.empty(w + 1)
+    table = np.empty((levels, w))
+    mk = np.empty(sega.shape[0])
+    out = np.empty(sweeps)
+    for sw in range(sweeps):
+        for c in range(C):
+            update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table)
+        for p in range(s.shape[0]):  # afresh: no drift from the in-place updates
+            t = d[p]
+            for c in range(C):
+                t += ml[p, c]
+            s[p] = t
+        out[sw] = total_of(ptr, s)
+        if out[sw] <= floor2:
+            return out[: sw + 1]
+    return out
+
+
+@jit
+def warm_values(K, C, segoff, sega, segb, psegoff, psega, psegb, plval):
+    """A child box's lval from its parent's: each segment's maximum of the parent's lval
+    over the parent's segments of the same tree and column meeting it; 0 on a column fewer
+    than two trees read in the child, or the tree did not read in the parent."""
+    lval = np.zeros(sega.shape[0])
+    for c in range(C):
+        nk = 0
+        for k in range(K):
+            if segoff[k * C + c + 1] > segoff[k * C + c]:
+                nk += 1
+        if nk < 2:
+            continue
+        for k in range(K):
+            q = k * C + c
+            pg, pend = psegoff[q], psegoff[q + 1]
+            if pend == pg:
+                continue
+            for g in range(segoff[q], segoff[q + 1]):
+                while psegb[pg] <= sega[g]:
+                    pg += 1
+                mx = plval[pg]
+                h = pg
+                while h + 1 < pend and psega[h + 1] < segb[g]:
+                    h += 1
+                    if plval[h] > mx:
+                        mx = plval[h]
+                lval[g] = mx
+    return lval
