@@ -49,9 +49,11 @@ rebuild has.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -60,6 +62,7 @@ from ..compiler.usage import note_compiled_search
 from . import gap_kernel_compile
 from .compiled_calls import signals_raised
 from .pair_boxes import PairTables
+from .pair_mplp import kernel_lag, mplp_setting
 
 _NEG = -1e300
 _POS = 1e300
@@ -87,6 +90,12 @@ LAZY_SHARE = 0.8
 # SeniorCitizen the same boxes at 1.48x and 1.60x fewer CPU s (bench/reports/
 # scale-tier.md, "Trees of F closed on the pair sums left unwalked")
 SKIP_CLOSED = True
+# opt-in, to measure it: (sweeps, gate) runs the pair sum's Lagrangian bound (pair_mplp.py)
+# on each box whose bound is within gate (row units) of the floor, at most sweeps MPLP
+# sweeps from L = 0, before it is split; set from TREESENS_MPLP_BOUND="sweeps,gate" (e.g.
+# "3,4"); None: never. Not while recording: a certificate checks its boxes with the plain
+# bounds (bench/reports/scale-tier.md, "The per-box Lagrangian bound, compiled")
+MPLP_BOUND = mplp_setting(os.environ.get("TREESENS_MPLP_BOUND", ""))
 # a max gap's search starts from the pair space cut at every rank of F's columns (one box per
 # pair of F's values, those with x1.F = x2.F among them) where there are at most this
 # many, rather than from the whole space: a box that leaves x2.F open bounds each tree's
@@ -382,6 +391,11 @@ class KernelSearch:
             )
         note_compiled_search()
 
+    @cached_property
+    def lag(self) -> tuple:
+        """The opt-in Lagrangian bound's arrays for the kernel (MPLP_BOUND; off: empty)."""
+        return kernel_lag(self.ft, self.reads_f, None if self.recording else MPLP_BOUND)
+
     def _root_walk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every tree's maxima, minima and open columns over the whole pair space, where
         a lazy dive starts from them: walked once per search, not at every step (on the
@@ -445,6 +459,7 @@ class KernelSearch:
                     (self.rec, self.rec_n),
                     self.rels,
                     self.frames,
+                    self.lag,
                 )
             status, self.hb, self.hx, self.hn, boxes, u = out
         except KeyboardInterrupt:

@@ -8,7 +8,7 @@ Values and statuses as gap_kernel.py states them.
 import numba
 import numpy as np
 
-from . import box_bounds_jit, dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit
+from . import box_bounds_jit, dive_frames_jit, gap_heap_jit, gap_kernel, pair_mplp_jit, relation_jit
 from .box_bounds_jit import bound, children_bounds, is_open, open_rows, rows_above_sums
 from .dive_frames_jit import (
     below_line,
@@ -21,9 +21,12 @@ from .dive_frames_jit import (
 from .gap_heap_jit import heap_pop, push
 from .gap_kernel import SPLIT_TIE
 from .kernel_cache import compiled_from
+from .pair_mplp_jit import lag_rows
 from .relation_jit import relation_bounds
 
-compiled_from(__file__, box_bounds_jit, dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit)
+compiled_from(
+    __file__, box_bounds_jit, dive_frames_jit, gap_heap_jit, gap_kernel, pair_mplp_jit, relation_jit
+)
 
 _NEG = -1e300
 _POS = 1e300
@@ -613,14 +616,15 @@ def run(
     recs,
     rels,
     frames,
+    lag,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     corners in ``corner``), or an empty heap of at most ``max_rows`` rows (``lost``:
     heap_shed's). A dive at ``max_boxes`` is held (``held_box``, ``held`` = (1, its bound,
     its boxes)) and goes on at the next run from its arrays in ``bufs`` (run_buffers').
     ``reads_f``, ``lazy_dives``, ``root``: lazy_or_not's, start_dive's; ``recs``: record()'s;
-    ``rels``: split()'s; ``frames``: leave_other's, taken before the heap's. Returns
-    (status, heap, boxes, u)."""
+    ``rels``: split()'s; ``frames``: leave_other's, before the heap's; ``lag``: lag_rows'.
+    Returns (status, heap, boxes, u)."""
     cols = corner.shape[1]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = bufs
@@ -649,6 +653,7 @@ def run(
             visited += 1
             boxes += 1
             u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
+            u = lag_rows(lag, lo, hi, u, u_floor)
             if u <= u_floor:
                 gone(lost, u, recs, lo, hi)
                 break

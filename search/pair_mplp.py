@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .gap_kernel import packed_nodes, reads_varied
-from .pair_boxes import PairTables
+if TYPE_CHECKING:
+    from .gap_kernel import FlatTables
 
 
 @dataclass(frozen=True)
@@ -61,23 +62,41 @@ class MplpBound:
         return min(self.plain, float(self.sweeps.min())) if len(self.sweeps) else self.plain
 
 
-def mplp_tables(tab: PairTables, reads_f: np.ndarray | None = None) -> MplpTables:
-    """The bound's view of ``tab`` (its first pair-sum row), over the trees of F."""
-    if reads_f is None:
-        reads_f = reads_varied(tab)
+def mplp_tables(ft: FlatTables, reads_f: np.ndarray) -> MplpTables:
+    """The bound's view of the kernel's tables (its first pair-sum row), over the trees
+    of F (``reads_f``: gap_kernel.reads_varied)."""
     trees = np.flatnonzero(reads_f)
-    start = np.asarray(tab.node_starts, dtype=np.int64)
+    start = ft.node_start
     has = start[trees + 1] > start[trees]
-    roots = np.where(has, start[trees], -1 - np.asarray(tab.starts, np.int64)[trees])
-    fs = tab.first_sum
+    roots = np.where(has, start[trees], -1 - ft.leaf_start[trees])
     return MplpTables(
-        packed=np.ascontiguousarray(packed_nodes(tab)),
-        roots=roots.astype(np.int64),
-        values=np.ascontiguousarray(tab.values[fs], dtype=np.float64),
-        threshold=float(tab.thresholds[fs]),
+        packed=np.ascontiguousarray(ft.nodes, dtype=np.int32),
+        roots=np.ascontiguousarray(roots, dtype=np.int64),
+        values=np.ascontiguousarray(ft.values[:, ft.first_sum], dtype=np.float64),
+        threshold=float(ft.thresholds[ft.first_sum]),
         depth=int(np.diff(start).max(initial=0)) + 2,
-        sizes=np.asarray(tab.sizes, dtype=np.int32),
+        sizes=np.ascontiguousarray(ft.sizes, dtype=np.int32),
     )
+
+
+def mplp_setting(text: str) -> tuple[int, float] | None:
+    """TREESENS_MPLP_BOUND's "sweeps,gate" as (sweeps, gate); None where empty or not
+    two such numbers."""
+    try:
+        sweeps, gate = text.split(",")
+        return int(sweeps), float(gate)
+    except ValueError:
+        return None
+
+
+def kernel_lag(ft: FlatTables, reads_f: np.ndarray, setting: tuple[int, float] | None) -> tuple:
+    """What the kernel's run takes to apply the bound (pair_mplp_jit.lag_rows):
+    ``setting`` (sweeps, gate in row units), None: off (empty arrays of the same types)."""
+    if setting is None:
+        return (np.zeros((0, 4), np.int32), np.zeros(0, np.int64), np.zeros(0), 2, 0, 0.0, 0.0)
+    mt = mplp_tables(ft, reads_f)
+    sweeps, gate = setting
+    return (mt.packed, mt.roots, mt.values, mt.depth, int(sweeps), float(gate), mt.threshold)
 
 
 def box_bound(
@@ -87,10 +106,12 @@ def box_bound(
     sweeps: int = 3,
     floor: float = -math.inf,
     warm: MplpState | None = None,
+    gate: float = math.inf,
 ) -> MplpBound:
     """The box [lo, hi)'s bound: its leaves gathered by a walk of F's trees, at most
     ``sweeps`` MPLP sweeps from ``warm`` (a parent box's state) or from L = 0, stopping once
-    at most ``floor`` (pair-sum units)."""
+    at most ``floor``; no sweep where the bound at L = 0 is more than ``gate`` above it
+    (pair-sum units)."""
     from .pair_mplp_jit import gather, mplp, segments, total_of, warm_values  # noqa: PLC0415
 
     lo = np.ascontiguousarray(lo, dtype=np.int32)
@@ -104,6 +125,6 @@ def box_bound(
     else:
         lval = warm_values(K, C, segoff, sega, segb, warm.segoff, warm.sega, warm.segb, warm.lval)
     out = np.empty(0)
-    if plain > floor and sweeps > 0:
+    if plain > floor and plain - floor <= gate and sweeps > 0:
         out = mplp(ptr, d, segoff, sega, segb, s0, s1, lval, lo, hi, sweeps, floor)
     return MplpBound(plain, out, MplpState(segoff, sega, segb, lval), len(d))

@@ -303,3 +303,19 @@ def warm_values(K, C, segoff, sega, segb, psegoff, psega, psegb, plval):
                         mx = plval[h]
                 lval[g] = mx
     return lval
+
+
+@jit
+def lag_rows(lag, lo, hi, u, u_floor):
+    """The box's bound u (row units), or its pair-sum row's MPLP bound from L = 0 where
+    lower: run where u is within the gate of ``u_floor`` (``lag``: pair_mplp.kernel_lag's;
+    0 sweeps: never)."""
+    packed, roots, values, depth, sweeps, gate, threshold = lag
+    if sweeps <= 0 or u - u_floor > gate:
+        return u
+    ptr, cl, ch, d = gather(packed, roots, values, lo, hi, depth)
+    segoff, sega, segb, s0, s1 = segments(ptr, cl, ch, lo, hi)
+    lval = np.zeros(sega.shape[0])
+    out = mplp(ptr, d, segoff, sega, segb, s0, s1, lval, lo, hi, sweeps, 2.0 * u_floor + threshold)
+    t = (out.min() - threshold) / 2.0
+    return t if t < u else u

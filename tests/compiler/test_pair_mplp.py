@@ -12,7 +12,7 @@ import pytest
 
 from treesens.compiler.query import Gap, Query
 from treesens.search import gap_kernel_compile
-from treesens.search.gap_kernel import reads_varied
+from treesens.search.gap_kernel import flatten, reads_varied
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_mplp import MplpTables, box_bound, mplp_tables
 from treesens.search.pair_scope import pair_encoding
@@ -61,7 +61,7 @@ def _space(i: int) -> Space | None:
     reads_f = reads_varied(tab)
     if not reads_f.any():
         return None
-    mt = mplp_tables(tab, reads_f)
+    mt = mplp_tables(flatten(tab, np.arange(len(tab.starts))), reads_f)
     lo, hi = (np.ascontiguousarray(a.T) for a in tab.boxes)
     ends = np.append(np.asarray(tab.starts)[1:], tab.values.shape[1])
     points = np.array(list(itertools.product(*[range(s) for s in mt.sizes])), np.int32)
@@ -190,3 +190,10 @@ def test_mplp_stops_at_the_first_sweep_at_most_the_floor(spaces):
         floor = (full[0] + full[-1]) / 2
         stopped = box_bound(space.mt, lo, hi, sweeps=10, floor=floor).sweeps
         assert stopped[-1] <= floor and (stopped[:-1] > floor).all()
+
+
+def test_no_sweep_runs_where_the_plain_bound_is_more_than_the_gate_above_the_floor(spaces):
+    for space, lo, hi in _boxes(spaces):
+        plain = box_bound(space.mt, lo, hi, sweeps=0).plain
+        assert len(box_bound(space.mt, lo, hi, sweeps=3, floor=plain - 2.0, gate=1.0).sweeps) == 0
+        assert len(box_bound(space.mt, lo, hi, sweeps=3, floor=plain - 2.0, gate=3.0).sweeps) > 0
