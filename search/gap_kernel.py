@@ -392,7 +392,7 @@ class KernelSearch:
         note_compiled_search()
 
     @cached_property
-    def lag(self) -> tuple:
+    def lag(self) -> tuple | None:
         """The opt-in Lagrangian bound's arrays for the kernel (MPLP_BOUND; off: empty)."""
         return kernel_lag(self.ft, self.reads_f, None if self.recording else MPLP_BOUND)
 

@@ -89,11 +89,13 @@ def mplp_setting(text: str) -> tuple[int, float] | None:
         return None
 
 
-def kernel_lag(ft: FlatTables, reads_f: np.ndarray, setting: tuple[int, float] | None) -> tuple:
+def kernel_lag(
+    ft: FlatTables, reads_f: np.ndarray, setting: tuple[int, float] | None
+) -> tuple | None:
     """What the kernel's run takes to apply the bound (pair_mplp_jit.lag_rows):
-    ``setting`` (sweeps, gate in row units), None: off (empty arrays of the same types)."""
+    ``setting`` (sweeps, gate in row units); None: off (the kernel compiled without it)."""
     if setting is None:
-        return (np.zeros((0, 4), np.int32), np.zeros(0, np.int64), np.zeros(0), 2, 0, 0.0, 0.0)
+        return None
     mt = mplp_tables(ft, reads_f)
     sweeps, gate = setting
     return (mt.packed, mt.roots, mt.values, mt.depth, int(sweeps), float(gate), mt.threshold)

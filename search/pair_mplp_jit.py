@@ -309,7 +309,14 @@ def warm_values(K, C, segoff, sega, segb, psegoff, psega, psegb, plval):
 def lag_rows(lag, lo, hi, u, u_floor):
     """The box's bound u (row units), or its pair-sum row's MPLP bound from L = 0 where
     lower: run where u is within the gate of ``u_floor`` (``lag``: pair_mplp.kernel_lag's;
-    0 sweeps: never)."""
+    None: never, and numba prunes the call, so that the kernel compiles without it)."""
+    if lag is None:
+        return u
+    return _lag_rows(lag, lo, hi, u, u_floor)
+
+
+@jit
+def _lag_rows(lag, lo, hi, u, u_floor):
     packed, roots, values, depth, sweeps, gate, threshold = lag
     if sweeps <= 0 or u - u_floor > gate:
         return u

@@ -31,7 +31,7 @@ def test_a_recording_search_leaves_the_bound_off_its_certificate_checks_plain_bo
     one = gap_kernel_compile.ONE_NODE
     order = np.zeros(1, dtype=np.int64)
     assert gap_kernel.KernelSearch(one, order, 1.0).lag[4] == EVERY_BOX[0]
-    assert gap_kernel.KernelSearch(one, order, 1.0, recording=True).lag[4] == 0
+    assert gap_kernel.KernelSearch(one, order, 1.0, recording=True).lag is None
 
 
 @pytest.mark.parametrize("lazy", [True, False])
