@@ -91,48 +91,67 @@ def gather(packed, roots, values, blo, bhi, depth):
 
 
 @jit
-def _bounds(cl, ch, a, b, c, lo, hi, cuts):
-    """The sorted distinct cuts of the leaves a:b on column c within [lo, hi)."""
+def _reads(cl, ch, a, b, c, lo, hi):
+    """Whether a leaf of a:b has an interval on column c short of [lo, hi)."""
+    for p in range(a, b):  # noqa: SIM110 - a loop numba compiles
+        if cl[p, c] > lo or ch[p, c] < hi:
+            return True
+    return False
+
+
+@jit
+def _mark(cl, ch, a, b, c, mark, stamp):
+    """Marks the cuts of the leaves a:b on column c with ``stamp``; returns how many."""
     m = 0
     for p in range(a, b):
-        cuts[m] = cl[p, c]
-        cuts[m + 1] = ch[p, c]
-        m += 2
-    cuts[m] = lo
-    cuts[m + 1] = hi
-    return np.unique(cuts[: m + 2])
+        for r in (cl[p, c], ch[p, c]):
+            if mark[r] != stamp:
+                mark[r] = stamp
+                m += 1
+    return m
 
 
 @jit
 def segments(ptr, cl, ch, blo, bhi):
     """Each tree's segments of each column it reads within the box (a column it reads: a
-    leaf's interval short of the box's). Returns (segoff int64[K*C+1]: the segments of
-    (k, c) are segoff[k*C+c]:segoff[k*C+c+1], none where k does not read c; sega, segb:
-    each segment's ranks [a, b); s0, s1 int64[leaves, C]: each leaf's segments)."""
+    leaf's interval short of the box's): its leaves' cuts, marked on the column's ranks.
+    Returns (segoff int64[K*C+1]: the segments of (k, c) are segoff[k*C+c]:segoff[k*C+c+1],
+    none where k does not read c; sega, segb: each segment's ranks [a, b); s0, s1
+    int64[leaves, C]: each leaf's segments)."""
     K, C = ptr.shape[0] - 1, blo.shape[0]
     n = cl.shape[0]
     segoff = np.zeros(K * C + 1, np.int64)
-    cuts = np.empty(2 * n + 2, np.int32)
+    mark = np.full(bhi.max() + 1, -1, np.int64)
+    at = np.empty(bhi.max() + 1, np.int64)
     for k in range(K):
         for c in range(C):
-            nseg = _bounds(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c], cuts).shape[0] - 1
-            segoff[k * C + c + 1] = segoff[k * C + c] + (nseg if nseg >= 2 else 0)
+            q = k * C + c
+            segoff[q + 1] = segoff[q]
+            if _reads(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c]):
+                segoff[q + 1] += _mark(cl, ch, ptr[k], ptr[k + 1], c, mark, q) - 1
     sega = np.empty(segoff[K * C], np.int32)
     segb = np.empty(segoff[K * C], np.int32)
     s0 = np.full((n, C), -1, np.int64)
     s1 = np.full((n, C), -1, np.int64)
+    mark[:] = -1
     for k in range(K):
         for c in range(C):
-            g0 = segoff[k * C + c]
-            if segoff[k * C + c + 1] == g0:
+            q = k * C + c
+            g = segoff[q]
+            if segoff[q + 1] == g:
                 continue
-            bounds = _bounds(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c], cuts)
-            for g in range(bounds.shape[0] - 1):
-                sega[g0 + g] = bounds[g]
-                segb[g0 + g] = bounds[g + 1]
+            _mark(cl, ch, ptr[k], ptr[k + 1], c, mark, q)
+            for r in range(blo[c], bhi[c] + 1):
+                if mark[r] == q:
+                    at[r] = g - segoff[q]
+                    if g < segoff[q + 1]:
+                        sega[g] = r
+                    if g > segoff[q]:
+                        segb[g - 1] = r
+                    g += 1
             for p in range(ptr[k], ptr[k + 1]):
-                s0[p, c] = g0 + np.searchsorted(bounds, cl[p, c])
-                s1[p, c] = g0 + np.searchsorted(bounds, ch[p, c])
+                s0[p, c] = segoff[q] + at[cl[p, c]]
+                s1[p, c] = segoff[q] + at[ch[p, c]]
     return segoff, sega, segb, s0, s1
 
 
@@ -207,6 +226,8 @@ def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk,
     absum, terms = 0.0, 0
     for k in range(K):
         g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
+        if g1 == g0:
+            continue
         for g in range(g0, g1):
             mk[g] = NEG
         for p in range(ptr[k], ptr[k + 1]):
