@@ -117,7 +117,7 @@ def segments(ptr, cl, ch, blo, bhi):
     leaf's interval short of the box's): its leaves' cuts, marked on the column's ranks.
     Returns (segoff int64[K*C+1]: the segments of (k, c) are segoff[k*C+c]:segoff[k*C+c+1],
     none where k does not read c; sega, segb: each segment's ranks [a, b); s0, s1
-    int64[leaves, C]: each leaf's segments)."""
+    int64[C, leaves]: each leaf's segments)."""
     K, C = ptr.shape[0] - 1, blo.shape[0]
     n = cl.shape[0]
     segoff = np.zeros(K * C + 1, np.int64)
@@ -131,8 +131,8 @@ def segments(ptr, cl, ch, blo, bhi):
                 segoff[q + 1] += _mark(cl, ch, ptr[k], ptr[k + 1], c, mark, q) - 1
     sega = np.empty(segoff[K * C], np.int32)
     segb = np.empty(segoff[K * C], np.int32)
-    s0 = np.full((n, C), -1, np.int64)
-    s1 = np.full((n, C), -1, np.int64)
+    s0 = np.full((C, n), -1, np.int64)
+    s1 = np.full((C, n), -1, np.int64)
     mark[:] = -1
     for k in range(K):
         for c in range(C):
@@ -150,8 +150,8 @@ def segments(ptr, cl, ch, blo, bhi):
                         segb[g - 1] = r
                     g += 1
             for p in range(ptr[k], ptr[k + 1]):
-                s0[p, c] = segoff[q] + at[cl[p, c]]
-                s1[p, c] = segoff[q] + at[ch[p, c]]
+                s0[c, p] = segoff[q] + at[cl[p, c]]
+                s1[c, p] = segoff[q] + at[ch[p, c]]
     return segoff, sega, segb, s0, s1
 
 
@@ -159,20 +159,18 @@ def segments(ptr, cl, ch, blo, bhi):
 def leaf_terms(ptr, d, s0, s1, lval):
     """(ml, s): each leaf's max of its tree's L over its interval, per column (0 where the
     tree does not read it), and its value plus their sum."""
-    n, C = s0.shape
-    ml = np.zeros((n, C))
-    s = np.empty(n)
-    for p in range(n):
-        t = d[p]
-        for c in range(C):
-            if s0[p, c] >= 0:
+    C, n = s0.shape
+    ml = np.zeros((C, n))
+    s = d.copy()
+    for c in range(C):
+        for p in range(n):
+            if s0[c, p] >= 0:
                 mx = NEG
-                for g in range(s0[p, c], s1[p, c]):
+                for g in range(s0[c, p], s1[c, p]):
                     if lval[g] > mx:
                         mx = lval[g]
-                ml[p, c] = mx
-                t += mx
-        s[p] = t
+                ml[c, p] = mx
+                s[p] += mx
     return ml, s
 
 
@@ -212,29 +210,25 @@ def _range_max(table, a, b):
 
 
 @jit
-def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table):
-    """MPLP's star update of column c: lval, ml and s changed in place."""
-    K, C = ptr.shape[0] - 1, blo.shape[0]
-    nk = 0
-    for k in range(K):
-        if segoff[k * C + c + 1] > segoff[k * C + c]:
-            nk += 1
+def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees):
+    """MPLP's star update of column c (``trees``: those reading it): lval, ml and s changed
+    in place."""
+    C = blo.shape[0]
+    nk = trees.shape[0]
     if nk < 2:
         return
     base, w = blo[c], bhi[c] - blo[c]
     M[: w + 1] = 0.0
     absum, terms = 0.0, 0
-    for k in range(K):
+    for k in trees:
         g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
-        if g1 == g0:
-            continue
         for g in range(g0, g1):
             mk[g] = NEG
         for p in range(ptr[k], ptr[k + 1]):
-            if s0[p, c] < 0:
+            if s0[c, p] < 0:
                 continue
-            v = s[p] - ml[p, c]
-            for g in range(s0[p, c], s1[p, c]):
+            v = s[p] - ml[c, p]
+            for g in range(s0[c, p], s1[c, p]):
                 if v > mk[g]:
                     mk[g] = v
         for g in range(g0, g1):
@@ -247,20 +241,18 @@ def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk,
     # the prefix sums' rounding, at most, so that the segment maxima sum to >= 0
     margin = 4.0 * (terms + w + nk) * EPS * absum
     _sparse_max(M, w, table)
-    for k in range(K):
+    for k in trees:
         g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
-        if g1 == g0:
-            continue
         for g in range(g0, g1):
             top = _range_max(table, sega[g] - base, segb[g] - base) + margin
             lval[g] = top / nk - mk[g]
         for p in range(ptr[k], ptr[k + 1]):
             mx = NEG
-            for g in range(s0[p, c], s1[p, c]):
+            for g in range(s0[c, p], s1[c, p]):
                 if lval[g] > mx:
                     mx = lval[g]
-            s[p] += mx - ml[p, c]
-            ml[p, c] = mx
+            s[p] += mx - ml[c, p]
+            ml[c, p] = mx
 
 
 @jit
@@ -280,15 +272,19 @@ def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
     M = np.empty(w + 1)
     table = np.empty((levels, w))
     mk = np.empty(sega.shape[0])
+    K = ptr.shape[0] - 1
+    reading = np.diff(segoff).reshape(K, C) > 0
     out = np.empty(sweeps)
     for sw in range(sweeps):
         for c in range(C):
-            update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table)
-        for p in range(s.shape[0]):  # afresh: no drift from the in-place updates
-            t = d[p]
-            for c in range(C):
-                t += ml[p, c]
-            s[p] = t
+            trees = np.flatnonzero(reading[:, c])
+            update_column(
+                c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees
+            )
+        s[:] = d  # afresh: no drift from the in-place updates
+        for c in range(C):
+            for p in range(s.shape[0]):
+                s[p] += ml[c, p]
         out[sw] = total_of(ptr, s)
         if out[sw] <= floor2:
             return out[: sw + 1]
