@@ -258,7 +258,7 @@ def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk,
 @jit
 def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
     """At most ``sweeps`` sweeps of star updates over the columns from ``lval`` (changed in
-    place), stopping once a sweep's total is at most floor2. Returns the totals after each
+    place), stopping once a sweep's total is at most floor2, or out of its reach. Returns the totals after each
     sweep (each sound: every column with two trees reading it was updated since ``lval``
     was given; the caller sets the others' lval to 0)."""
     C = blo.shape[0]
@@ -286,9 +286,17 @@ def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
             for p in range(s.shape[0]):
                 s[p] += ml[c, p]
         out[sw] = total_of(ptr, s)
-        if out[sw] <= floor2:
+        if out[sw] <= floor2 or (sw > 0 and _out_of_reach(out, sw, sweeps, floor2)):
             return out[: sw + 1]
     return out
+
+
+@jit
+def _out_of_reach(out, sw, sweeps, floor2):
+    """Whether the sweeps left, each falling as much as the last did, cannot reach floor2
+    (the falls shrink as MPLP converges)."""
+    left = sweeps - 1 - sw
+    return floor2 > NEG and (out[sw - 1] - out[sw]) * left < out[sw] - floor2
 
 
 @jit

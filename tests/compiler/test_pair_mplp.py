@@ -182,14 +182,14 @@ def test_an_l_summing_below_zero_falls_below_the_exact_maximum_on_some_box(space
     assert any(under)
 
 
-def test_mplp_stops_at_the_first_sweep_at_most_the_floor(spaces):
+def test_mplp_sweeps_on_no_further_once_at_most_the_floor(spaces):
     for space, lo, hi in _boxes(spaces):
         full = box_bound(space.mt, lo, hi, sweeps=10).sweeps
-        if len(full) < 2 or full[0] - full[-1] < 1e-6:
+        if full[0] - full[-1] < 1e-6:
             continue
         floor = (full[0] + full[-1]) / 2
         stopped = box_bound(space.mt, lo, hi, sweeps=10, floor=floor).sweeps
-        assert stopped[-1] <= floor and (stopped[:-1] > floor).all()
+        assert (stopped == full[: len(stopped)]).all() and (stopped[:-1] > floor).all()
 
 
 def test_no_sweep_runs_where_the_plain_bound_is_more_than_the_gate_above_the_floor(spaces):
@@ -197,3 +197,15 @@ def test_no_sweep_runs_where_the_plain_bound_is_more_than_the_gate_above_the_flo
         plain = box_bound(space.mt, lo, hi, sweeps=0).plain
         assert len(box_bound(space.mt, lo, hi, sweeps=3, floor=plain - 2.0, gate=1.0).sweeps) == 0
         assert len(box_bound(space.mt, lo, hi, sweeps=3, floor=plain - 2.0, gate=3.0).sweeps) > 0
+
+
+def test_mplp_stops_once_the_last_fall_repeated_over_the_sweeps_left_cannot_reach_the_floor(spaces):
+    stopped = 0
+    for space, lo, hi in _boxes(spaces):
+        full = box_bound(space.mt, lo, hi, sweeps=10).sweeps
+        floor = full[-1] - 1.0  # under every sweep's total
+        out = box_bound(space.mt, lo, hi, sweeps=10, floor=floor).sweeps
+        reach = [(full[i - 1] - full[i]) * (9 - i) >= full[i] - floor for i in range(1, len(out))]
+        assert all(reach[:-1]) and (len(out) == len(full) or not reach[-1])
+        stopped += len(out) < len(full)
+    assert stopped > 0
