@@ -653,7 +653,7 @@ def run(
             visited += 1
             boxes += 1
             u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
-            u = lag_rows(lag, lo, hi, u, u_floor)
+            u = lag_rows(lag, lo, hi, u, u_floor, start)
             if u <= u_floor:
                 gone(lost, u, recs, lo, hi)
                 break

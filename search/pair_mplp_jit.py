@@ -331,19 +331,20 @@ def warm_values(K, C, segoff, sega, segb, psegoff, psega, psegb, plval):
 
 
 @jit
-def lag_rows(lag, lo, hi, u, u_floor):
+def lag_rows(lag, lo, hi, u, u_floor, start):
     """The box's bound u (row units), or its pair-sum row's MPLP bound from L = 0 where
-    lower: run where u is within the gate of ``u_floor`` (``lag``: pair_mplp.kernel_lag's;
-    None: never, and numba prunes the call, so that the kernel compiles without it)."""
+    lower: run where u is within the gate of ``u_floor`` and the box is not resolved
+    (``start`` < 0: its u is exact) (``lag``: pair_mplp.kernel_lag's; None: never, and
+    numba prunes the call, so that the kernel compiles without it)."""
     if lag is None:
         return u
-    return _lag_rows(lag, lo, hi, u, u_floor)
+    return _lag_rows(lag, lo, hi, u, u_floor, start)
 
 
 @jit
-def _lag_rows(lag, lo, hi, u, u_floor):
+def _lag_rows(lag, lo, hi, u, u_floor, start):
     packed, roots, values, depth, sweeps, gate, threshold = lag
-    if sweeps <= 0 or u - u_floor > gate:
+    if sweeps <= 0 or start < 0 or u - u_floor > gate:
         return u
     ptr, cl, ch, d = gather(packed, roots, values, lo, hi, depth)
     segoff, sega, segb, s0, s1 = segments(ptr, cl, ch, lo, hi)
