@@ -393,7 +393,7 @@ class KernelSearch:
 
     @cached_property
     def lag(self) -> tuple | None:
-        """The opt-in Lagrangian bound's arrays for the kernel (MPLP_BOUND; off: empty)."""
+        """The opt-in Lagrangian bound's arrays for the kernel (MPLP_BOUND; off: None)."""
         return kernel_lag(self.ft, self.reads_f, None if self.recording else MPLP_BOUND)
 
     def _root_walk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

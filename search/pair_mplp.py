@@ -1,6 +1,6 @@
 """A box's pair-sum bound tightened by a Lagrangian (consensus) decomposition over the
-trees reading F, optimised per box by MPLP (pair_mplp_jit). Not used by the kernel's
-search yet.
+trees reading F, optimised per box by MPLP (pair_mplp_jit). The kernel's search runs it
+only where gap_kernel.MPLP_BOUND asks for it (``kernel_lag``).
 
 Units: pair-sum totals (the sum over F's trees of their pair-leaf values, the kernel's
 pair-sum row before its threshold); ``rows`` turns one into the kernel's row term.
