@@ -29,6 +29,7 @@ SLACK = 1e-9
 class Space:
     """A small model's pair space: its bound's tables, every point and its pair sum."""
 
+    tab: object  # pair_boxes.PairTables
     mt: MplpTables
     lo: np.ndarray  # int32[leaves of F, columns]
     hi: np.ndarray
@@ -72,7 +73,7 @@ def _space(i: int) -> Space | None:
         keep[a:b] = True
         holds = ((lo[a:b][None] <= points[:, None]) & (points[:, None] < hi[a:b][None])).all(2)
         sums += mt.values[a:b][holds.argmax(1)]
-    return Space(mt, lo[keep], hi[keep], points, sums)
+    return Space(tab, mt, lo[keep], hi[keep], points, sums)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,95 @@
+"""A second phase for the max-gap search: the tree of cuts of a recorded kernel search (its
+boxes, ``KernelSearch.tiling``, recorded at a floor above the one to prove) walked top-down
+at the floor to prove, each box bounded by the Lagrangian bound on its pair-sum row, its L
+inherited from the box it was cut from (cut_walk_jit). A box whose bound is at most the floor
+is closed with all it holds; a recorded box reached and not closed is left open, for a
+search of its own (the record's cuts end there).
+
+Sound by construction: a box is closed only by a bound on every pair it holds (the kernel's
+own term at L = 0, or a zero-sum L's), and the boxes closed and those left open tile the
+pair space (the record's boxes do, and a split's two sides tile their box).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .pair_mplp import MplpTables
+from .proof_bounds import SPLIT
+
+
+@dataclass
+class CutWalk:
+    """What a walk closed, and the recorded boxes it reached open (rows lo | hi)."""
+
+    visited: int = 0
+    closed_plain: int = 0  # at L = 0 (the kernel's own bound)
+    closed_inherited: int = 0  # by the parent's L, with no sweep
+    closed_swept: int = 0  # after MPLP column updates on the box
+    columns: int = 0  # MPLP column updates run
+    open: list = field(default_factory=list)
+
+    def open_boxes(self, columns: int) -> np.ndarray:
+        return np.array(self.open, dtype=np.int32).reshape(-1, 2 * columns)
+
+
+def root_leaves(mt: MplpTables) -> tuple:
+    """The leaves of F's trees over the whole pair space, column-major (ptr, clT, chT, d)."""
+    from .pair_mplp_jit import gather  # noqa: PLC0415 - numba only when the walk runs
+
+    lo, hi = np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32)
+    ptr, cl, ch, d = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
+    return ptr, np.ascontiguousarray(cl.T), np.ascontiguousarray(ch.T), d
+
+
+def walk_cuts(
+    mt: MplpTables,
+    recorded: np.ndarray,
+    floor_rows: float,
+    sweeps: int = 3,
+    gate_rows: float = 9.0,
+) -> CutWalk:
+    """The tree of cuts over ``recorded`` (boxes tiling the pair space, rows lo | hi) walked
+    at ``floor_rows`` (the kernel's row units), depth first, "yes" side first; MPLP sweeps
+    (at most ``sweeps``) only on a box whose bound at L = 0 is within ``gate_rows`` of it."""
+    from .cut_walk_jit import child_bound, leaves_within  # noqa: PLC0415
+    from .gap_kernel_tops_jit import preorder_ends, tile  # noqa: PLC0415
+
+    C = len(mt.sizes)
+    kind, col, rank, _, ok = tile(np.ascontiguousarray(recorded, dtype=np.int32), mt.sizes)
+    if not ok:
+        raise ValueError("the recorded boxes do not tile the pair space")
+    end, _ = preorder_ends(kind)
+    floor2 = mt.total(floor_rows)
+    gate2 = 2.0 * gate_rows if math.isfinite(gate_rows) else math.inf
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+    lo0, hi0 = np.zeros(C, np.int32), mt.sizes.astype(np.int32)
+    out = CutWalk()
+    stack = [(0, lo0, hi0, root_leaves(mt), none, 0)]
+    while stack:
+        i, lo, hi, leaves, parent, first = stack.pop()
+        out.visited += 1
+        if i > 0:
+            leaves = leaves_within(*leaves, lo, hi)
+        plain, warm, best, cols, state = child_bound(
+            *leaves, lo, hi, parent, sweeps, floor2, gate2, first
+        )
+        out.columns += cols
+        if plain <= floor2:
+            out.closed_plain += 1
+        elif warm <= floor2:
+            out.closed_inherited += 1
+        elif best <= floor2:
+            out.closed_swept += 1
+        elif kind[i] != SPLIT:  # a recorded box: the record's cuts end here
+            out.open.append(np.concatenate([lo, hi]))
+        else:
+            c, r = col[i], rank[i]
+            yes_hi, no_lo = hi.copy(), lo.copy()
+            yes_hi[c], no_lo[c] = r, r
+            stack.append((end[i + 1], no_lo, hi, leaves, state, c))
+            stack.append((i + 1, lo, yes_hi, leaves, state, c))
+    return out
