@@ -13,12 +13,16 @@ pair space (the record's boxes do, and a split's two sides tile their box).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .pair_mplp import MplpTables
 from .proof_bounds import SPLIT
+
+# a walk asks its ``stop`` every this many boxes (about 0.5 s at 2 ms a box)
+STOP_EVERY = 256
 
 
 @dataclass
@@ -31,6 +35,7 @@ class CutWalk:
     closed_swept: int = 0  # after MPLP column updates on the box
     columns: int = 0  # MPLP column updates run
     open: list = field(default_factory=list)
+    stopped: bool = False  # by ``stop``: the boxes left on its stack are in neither
 
     def open_boxes(self, columns: int) -> np.ndarray:
         return np.array(self.open, dtype=np.int32).reshape(-1, 2 * columns)
@@ -51,10 +56,13 @@ def walk_cuts(
     floor_rows: float,
     sweeps: int = 3,
     gate_rows: float = 9.0,
+    stop: Callable[[int], bool] | None = None,
 ) -> CutWalk:
     """The tree of cuts over ``recorded`` (boxes tiling the pair space, rows lo | hi) walked
     at ``floor_rows`` (the kernel's row units), depth first, "yes" side first; MPLP sweeps
-    (at most ``sweeps``) only on a box whose bound at L = 0 is within ``gate_rows`` of it."""
+    (at most ``sweeps``) only on a box whose bound at L = 0 is within ``gate_rows`` of it.
+    ``stop``: asked every STOP_EVERY boxes with the boxes visited; True ends the walk
+    (``stopped``)."""
     from .cut_walk_jit import child_bound, leaves_within  # noqa: PLC0415
     from .gap_kernel_tops_jit import preorder_ends, tile  # noqa: PLC0415
 
@@ -72,6 +80,9 @@ def walk_cuts(
     while stack:
         i, lo, hi, leaves, parent, first = stack.pop()
         out.visited += 1
+        if stop is not None and out.visited % STOP_EVERY == 0 and stop(out.visited):
+            out.stopped = True
+            break
         if i > 0:
             leaves = leaves_within(*leaves, lo, hi)
         plain, warm, best, cols, state = child_bound(

@@ -316,6 +316,7 @@ class KernelSearch:
         rel=None,
         f_first: int = 1,
         frames: int = 0,
+        start_boxes: np.ndarray | None = None,
     ):
         self.ft = flatten(tab, order)
         # relations between the inputs (relation_boxes.RankRelations; None: none): a
@@ -340,10 +341,11 @@ class KernelSearch:
         start = self.max_rows
         while start > 2 * max(capacity, 1):
             start = -(-start // 2)
-        # the boxes it starts from: the whole space, or cut at F's ranks where that
-        # makes at most ``f_first`` boxes (first_boxes; a max gap without relations
-        # between the inputs: F_FIRST_BOXES, since a relation is checked at splits only)
-        first = first_boxes(tab, min(f_first, self.max_rows))
+        # the boxes it starts from: ``start_boxes`` (rows lo | hi), or the whole space, or
+        # cut at F's ranks where that makes at most ``f_first`` boxes (first_boxes; a max gap
+        # without relations: F_FIRST_BOXES, a relation being checked at splits only)
+        f_first = min(f_first, self.max_rows)
+        first = start_boxes if start_boxes is not None else first_boxes(tab, f_first)
         start = max(start, len(first))
         self.hb = np.empty(start, dtype=np.float64)
         self.hx = np.empty((start, 2 * cols), dtype=np.int32)
@@ -475,6 +477,16 @@ class KernelSearch:
         if self.record_max is None:
             return None
         return max(0, (self.record_max - int(self.rec_n[0]) - 2) // 2)
+
+    def recorded_budget(self, budget: int) -> int:
+        """A step's ``budget`` held within the record's room (RECORDED_STEP at most); a
+        full record stops recording (the search goes on unrecorded)."""
+        room = self.record_room() if self.recording else None
+        if room == 0:
+            self.stop_recording()
+        elif self.recording:
+            budget = min(budget, RECORDED_STEP, budget if room is None else room)
+        return budget
 
     def stop_recording(self) -> None:
         """The search goes on unrecorded, its record freed (``recorded`` is then None)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treesens.search import gap_kernel, gap_kernel_compile
+from treesens.search import cut_walk, gap_kernel, gap_kernel_compile
 from treesens.search.cut_walk import root_leaves, walk_cuts
 from treesens.tests.compiler.test_pair_mplp import MODELS, SLACK, Space, _space
 
@@ -135,3 +135,13 @@ def test_the_walk_leaves_open_every_point_above_its_floor(spaces):
         assert inside.sum(1).tolist() == [1] * len(above)
         closed += walk.closed_inherited + walk.closed_swept
     assert closed > 0
+
+
+def test_a_walk_asked_to_stop_ends_there_marked_stopped(spaces, monkeypatch):
+    monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
+    space = spaces[0]
+    mt = space.mt
+    recorded = _recorded(space, mt.rows(np.quantile(space.sums, 0.9)))
+    asked = []
+    walk = walk_cuts(mt, recorded, -1e300, stop=lambda n: asked.append(n) or n == 2)
+    assert walk.stopped and walk.visited == 2 and asked == [1, 2]
