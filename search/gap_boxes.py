@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..compiler.encode import Encoding
-from . import gap_kernel, gap_kernel_compile
+from . import cut_walk_phases, gap_kernel, gap_kernel_compile
 from .box_search import (
     CHECK_EVERY,
     corner_pair,
@@ -49,6 +49,7 @@ from .box_search import (
     tree_order,
     tree_to_split,
 )
+from .cut_walk_phases import Hooks, WalkSwitch
 from .late_switch import UpperFall, closes_in_time
 from .pair_boxes import PairTables
 from .relation_boxes import RankRelations, box_meets, rank_relations
@@ -268,6 +269,26 @@ def largest_gap(
     return _spent(state.outcome(heap, boxes), box_limit)
 
 
+def _main_search(
+    b: _Bounds, root: float, heap_bytes: int, recording: bool, box_limit: float
+) -> tuple[int, gap_kernel.KernelSearch]:
+    """The compiled search over ``b`` and its heap's bytes: a recording search's heap and
+    record half the room each, the record's capped."""
+    record_max = None
+    if recording:
+        heap_bytes //= 2
+        rows = b.tab.values.shape[0]
+        record_max = gap_kernel.record_rows(
+            min(heap_bytes, gap_kernel.TILING_BYTES), len(b.tab.sizes), rows
+        )
+    return heap_bytes, gap_kernel.KernelSearch(
+        b.tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
+        recording=recording, record_max=record_max, rel=b.rel,
+        f_first=gap_kernel.max_gap_first_boxes(b.rel),
+        frames=gap_kernel.DIVE_FRAMES if math.isinf(box_limit) else 0,  # a work budget's: none
+    )  # fmt: skip
+
+
 def _spent(out: GapBoxOutcome, box_limit: float) -> GapBoxOutcome:
     """``out``, marked ``spent`` where it stopped incomplete at its box limit."""
     if out.proven or out.interrupted or out.boxes < box_limit:
@@ -336,33 +357,24 @@ def _compiled_search(
     floor leaves the bounds not proven."""
     tab = b.tab
     root = b.upper(b.top(np.ones(b.n, dtype=bool)))
-    record_max = None
-    if recording:  # the record out of the heap's room: half each, the record's capped
-        heap_bytes //= 2
-        rows = tab.values.shape[0]
-        record_max = gap_kernel.record_rows(
-            min(heap_bytes, gap_kernel.TILING_BYTES), len(tab.sizes), rows
-        )
-    search = gap_kernel.KernelSearch(
-        tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
-        recording=recording, record_max=record_max, rel=b.rel,
-        f_first=gap_kernel.max_gap_first_boxes(b.rel),
-        frames=gap_kernel.DIVE_FRAMES if math.isinf(box_limit) else 0,  # a work budget's: none
-    )  # fmt: skip
+    heap_bytes, search = _main_search(b, root, heap_bytes, recording, box_limit)
     best: float | None = None  # the best accepted gap
     runs = _LaterRuns(later)
     floors: dict[float, float] = {}
     boxes, budget, status = 0, FIRST_STEP, -1
+    switch = WalkSwitch(None if recording or math.isfinite(box_limit) else cut_walk_phases.CUT_WALK)
 
-    def upper() -> float:
-        u = search.upper()
+    def upper() -> float:  # the main search's, or the cut walk's phases' where lower
+        u = min(search.upper(), switch.phases.upper)
         gap = to_gap(u) if u > _LOW else 0.0
         return max(gap, 0.0 if best is None else best)
 
     def outcome(interrupted: bool = False) -> GapBoxOutcome:
         shed = to_gap(search.shed) if search.shed_boxes else None
         floor = tolerance.floor(_best_of(best, reached))
-        complete = status == gap_kernel.EMPTY and (shed is None or shed <= floor)
+        complete = (
+            switch.phases.complete or status == gap_kernel.EMPTY and (shed is None or shed <= floor)
+        )
         return GapBoxOutcome(
             complete and not interrupted,
             upper(),
@@ -374,33 +386,41 @@ def _compiled_search(
             search.tiling() if recording and not interrupted else None,
         )
 
+    def rows() -> float:  # the floor now, in row units
+        floor = tolerance.floor(_best_of(best, reached))
+        if floor not in floors:
+            floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
+        return floors[floor]
+
+    def take(s: gap_kernel.KernelSearch) -> None:  # a resolved box's pair offered
+        nonlocal best
+        got = offer(*corner_pair(enc, tab, s.corner, s.corner_hi, b.rel))
+        if got is not None and got >= tolerance.least and (best is None or got > best):
+            best = got
+
+    def told(n: int) -> None:  # progress, with the cut walk's phases' ``n`` boxes
+        if progress is not None:
+            progress(_best_of(best, reached), upper(), boxes + n)
+
     started, fall = time.time(), UpperFall()  # fall: the upper bound's, for the switch
     try:
         while True:
             reached = runs.raised(reached, tolerance, status, started, boxes, best)
-            floor = tolerance.floor(_best_of(best, reached))
-            if floor not in floors:
-                floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
-            _late_best_first(search, floors[floor], started, deadline, fall)
+            u_floor = rows()
+            _late_best_first(search, u_floor, started, deadline, fall)
             t0 = time.time()
-            status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, runs.later))
+            status, n, _u = search.step(u_floor, _cut(budget, boxes, box_limit, runs.later))
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
-            if search.recording:  # its buffer grows at each step by twice the budget
-                room = search.record_room()
-                if room == 0:  # full: the search goes on unrecorded
-                    search.stop_recording()
-                else:
-                    budget = min(budget, gap_kernel.RECORDED_STEP, room)
+            budget = search.recorded_budget(budget)  # a record grows by twice the budget
             if status == gap_kernel.RESOLVED:
-                corner = (search.corner, search.corner_hi, b.rel)
-                got = offer(*corner_pair(enc, tab, *corner))
-                if got is not None and got >= tolerance.least and (best is None or got > best):
-                    best = got
-            if progress is not None:
-                progress(_best_of(best, reached), upper(), boxes)
-            if status == gap_kernel.EMPTY or time.time() >= deadline or boxes >= box_limit:
+                take(search)
+            told(0)
+            if switch.due(u_floor, boxes, status):
+                boxes += switch.run(b, root, heap_bytes, Hooks(rows, take, told, deadline))
+            done = status == gap_kernel.EMPTY or time.time() >= deadline or boxes >= box_limit
+            if done or switch.ended:
                 break
     except KeyboardInterrupt:
         return outcome(interrupted=True)

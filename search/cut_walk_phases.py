@@ -1,0 +1,165 @@
+"""The cut walk (cut_walk.py) wired into the max-gap search, opt-in: once the compiled
+search has visited ``after_boxes`` boxes at one floor without emptying, three phases run
+beside it, it kept as it is: (1) a fresh recording search at the floor + ``rise_rows``,
+to its end, (2) the walk of its tree of cuts at the floor, (3) a search from the boxes
+the walk left open. The phases prove the floor only when all three close every box; a
+record that overflows its room, a phase 1 not done in its share of the time left, a walk
+not done by the deadline: the main search goes on.
+
+Sound by construction: phase 1's recorded boxes tile the pair space, the walk closes a
+box only by a bound at most the floor and leaves the others open (cut_walk.py), and
+phase 3's search drops a box only under the floor; what is left open bounds the rest.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import gap_kernel
+from .cut_walk import walk_cuts
+from .pair_boxes import PairTables
+from .pair_mplp import mplp_tables
+
+
+def cut_walk_setting(text: str) -> tuple[float, int] | None:
+    """TREESENS_CUT_WALK's "rise_rows,after_boxes" as (rise_rows, after_boxes); None
+    where empty or not two such numbers."""
+    try:
+        rise, after = text.split(",")
+        return float(rise), int(after)
+    except ValueError:
+        return None
+
+
+# opt-in, to measure it: (rise_rows, after_boxes), from TREESENS_CUT_WALK (e.g.
+# "4.4,200000"); None: never. Not while recording (a certificate's boxes are the main
+# search's) nor under a work budget (its boxes would depend on the clock)
+CUT_WALK = cut_walk_setting(os.environ.get("TREESENS_CUT_WALK", ""))
+# phase 1 must end within this share of the time left when the phases start
+PHASE_1_SHARE = 0.25
+
+
+@dataclass
+class Phases:
+    """The phases' end: ``complete`` where every box closed at the floor; ``upper`` (row
+    units) bounds every pair: the largest bound phase 3 left open, dropped or shed, or
+    the walk's floor."""
+
+    complete: bool = False
+    upper: float = math.inf
+    boxes: int = 0
+
+
+@dataclass
+class WalkSwitch:
+    """When the phases are due: ``setting``'s after_boxes boxes at one floor, once; and
+    their end (``phases``; ``ended``: they ran to one)."""
+
+    setting: tuple[float, int] | None
+    floor: float | None = None
+    since: int = 0  # the boxes visited when the floor was last raised
+    tried: bool = False
+    phases: Phases = field(default_factory=Phases)
+    ended: bool = False
+
+    def run(self, b, root: float, heap_bytes: int, hooks: Hooks) -> int:
+        """The phases run over ``b`` (gap_boxes._Bounds): the boxes they visited."""
+        got, boxes = run_phases(b.tab, b.order, root, b.rel, self.setting[0], heap_bytes, hooks)
+        self.phases, self.ended = got or self.phases, got is not None
+        return boxes
+
+    def due(self, floor: float, boxes: int, status: int) -> bool:
+        if self.setting is None or self.tried or status == gap_kernel.EMPTY:
+            return False
+        if floor != self.floor:
+            self.floor, self.since = floor, boxes
+        if boxes - self.since < self.setting[1]:
+            return False
+        self.tried = True
+        return True
+
+
+@dataclass
+class Hooks:
+    """The main search's: its floor now in row units (it rises as better pairs are
+    accepted), its offer of a resolved box's pair, its progress (the phases' boxes)."""
+
+    floor_rows: Callable[[], float]
+    resolved: Callable[[gap_kernel.KernelSearch], None]
+    progress: Callable[[int], None]
+    deadline: float
+
+
+def run_phases(
+    tab: PairTables, order: np.ndarray, root: float, rel, rise_rows: float, heap_bytes: int,
+    hooks: Hooks,
+) -> tuple[Phases | None, int]:  # fmt: skip
+    """The three phases, within ``heap_bytes`` (beside the main search's heap): their
+    end, or None where the main search is to go on; and the boxes they visited."""
+    cols, rows = len(tab.sizes), tab.values.shape[0]
+    heap_bytes //= 4  # the main search holds its heap: phase 1's heap and record a quarter each
+    record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)
+    one = _search(tab, order, root, rel, heap_bytes, recording=True, record_max=record_max)
+    until = time.time() + PHASE_1_SHARE * max(hooks.deadline - time.time(), 0.0)
+    status, boxes = _run(one, lambda: hooks.floor_rows() + rise_rows, until, hooks, 0)
+    tiling = one.tiling() if status == gap_kernel.EMPTY and one.recording else None
+    if tiling is None:
+        return None, boxes
+    floor = hooks.floor_rows()
+    mt = mplp_tables(one.ft, one.reads_f)
+    del one
+
+    def stop(visited: int) -> bool:
+        hooks.progress(boxes + visited)
+        return time.time() >= hooks.deadline
+
+    walk = walk_cuts(mt, tiling, floor, stop=stop)
+    boxes += walk.visited
+    if walk.stopped:
+        return None, boxes
+    left = walk.open_boxes(cols)
+    if len(left) == 0:
+        return Phases(True, floor, boxes), boxes
+    three = _search(tab, order, root, rel, 2 * heap_bytes, start_boxes=left)
+    status, boxes = _run(three, hooks.floor_rows, hooks.deadline, hooks, boxes)
+    shed = three.shed if three.shed_boxes else None
+    done = status == gap_kernel.EMPTY and (shed is None or shed <= hooks.floor_rows())
+    return Phases(done, max(three.upper(), floor), boxes), boxes
+
+
+def _search(tab, order, root, rel, heap_bytes, **kw) -> gap_kernel.KernelSearch:
+    return gap_kernel.KernelSearch(
+        tab, order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes, rel=rel,
+        f_first=gap_kernel.max_gap_first_boxes(rel), frames=gap_kernel.DIVE_FRAMES, **kw,
+    )  # fmt: skip
+
+
+def _run(
+    search: gap_kernel.KernelSearch, floor: Callable[[], float], until: float, hooks: Hooks,
+    boxes: int,
+) -> tuple[int, int]:  # fmt: skip
+    """``search`` run at ``floor()`` until it empties, its record is full or ``until``:
+    its last status and ``boxes`` plus those it visited. Steps of about 0.05-0.2 s."""
+    budget, status, recording = 1, -1, search.recording
+    while True:
+        budget = search.recorded_budget(budget)
+        if recording and not search.recording:  # full: the record is of no use
+            return status, boxes
+        t0 = time.time()
+        status, n, _ = search.step(floor(), budget)
+        boxes, took = boxes + n, time.time() - t0
+        if status != gap_kernel.RESOLVED and took < 0.05:
+            budget = min(2 * budget, 1 << 22)
+        elif took > 0.2:
+            budget = max(budget // 2, 1)
+        if status == gap_kernel.RESOLVED:
+            hooks.resolved(search)
+        hooks.progress(boxes)
+        if status == gap_kernel.EMPTY or time.time() >= until:
+            return status, boxes

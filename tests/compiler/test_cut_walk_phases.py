@@ -1,0 +1,107 @@
+"""The cut walk wired into the max-gap search (cut_walk_phases.py, TREESENS_CUT_WALK): off
+unless asked for, and off while recording; on after a box at one floor, its three phases
+(a recording search at a higher floor, the walk of its cuts, a search from the boxes the
+walk left open) prove the brute-force largest gap; a walk at too high a floor does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treesens.compiler.query import Gap
+from treesens.search import cut_walk_phases, gap_kernel_compile
+from treesens.search.gap_boxes import largest_gap
+from treesens.search.gap_units import achieved_gap, gap_bound
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
+from treesens.tests.compiler.test_gap_boxes import _bracket_problems
+from treesens.tests.compiler.test_gap_kernel_lazy import FAR, TOLERANCE, _case, _search
+from treesens.tests.max_gap_oracle import exact_max_gap
+
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
+
+CASES = range(12)
+AT_ONCE = (1.0, 1)  # rise_rows, after_boxes: the phases run after the first box
+
+
+def test_the_walk_is_off_unless_treesens_cut_walk_says_rise_and_boxes():
+    assert cut_walk_phases.cut_walk_setting("") is None
+    assert cut_walk_phases.cut_walk_setting("4.4") is None
+    assert cut_walk_phases.cut_walk_setting("4.4,many") is None
+    assert cut_walk_phases.cut_walk_setting("4.4,200000") == (4.4, 200000)
+
+
+def test_the_switch_is_due_once_after_boxes_at_one_floor():
+    switch = cut_walk_phases.WalkSwitch((1.0, 10))
+    assert not switch.due(0.5, 0, -1)
+    assert not switch.due(0.6, 9, -1)  # a new floor: counted again from box 9
+    assert not switch.due(0.6, 18, -1)
+    assert switch.due(0.6, 19, -1)
+    assert not switch.due(0.6, 40, -1)
+
+
+def _phases_run(monkeypatch) -> list:
+    ends = []
+    run = cut_walk_phases.run_phases
+
+    def spy(*args, **kw):
+        out = run(*args, **kw)
+        ends.append(out[0])
+        return out
+
+    monkeypatch.setattr(cut_walk_phases, "run_phases", spy)
+    monkeypatch.setattr(cut_walk_phases, "CUT_WALK", AT_ONCE)
+    return ends
+
+
+@pytest.mark.parametrize("i", CASES)
+def test_the_phases_prove_the_brute_force_largest_gap(i, monkeypatch):
+    ends = _phases_run(monkeypatch)
+    ens, q, _, out = _search(i, True, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert out.boxes <= 1 or (ends and ends[0] is not None and ends[0].complete)
+
+
+def test_the_walk_leaves_boxes_open_for_phase_3(monkeypatch):
+    _phases_run(monkeypatch)
+    walk, left = cut_walk_phases.walk_cuts, []
+
+    def spy(*args, **kw):
+        out = walk(*args, **kw)
+        left.append(len(out.open))
+        return out
+
+    monkeypatch.setattr(cut_walk_phases, "walk_cuts", spy)
+    for i in CASES:
+        _search(i, True, monkeypatch)
+    assert sum(left) > 0
+
+
+def test_a_walk_at_too_high_a_floor_fails_brute_force(monkeypatch):
+    _phases_run(monkeypatch)
+    walk = cut_walk_phases.walk_cuts
+
+    def unsound(mt, recorded, floor_rows, **kw):
+        return walk(mt, recorded, floor_rows + 2.0, **kw)
+
+    monkeypatch.setattr(cut_walk_phases, "walk_cuts", unsound)
+    problems = []
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert problems
+
+
+def test_a_recording_search_runs_no_phases_its_certificate_is_the_main_search_s(monkeypatch):
+    ends = _phases_run(monkeypatch)
+    ens, q = _case(2)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    out = largest_gap(enc, pair_tables(enc), gap_bound(ens), offer, TOLERANCE, FAR, recording=True)
+    assert out.proven and out.tiling is not None
+    assert ends == []
