@@ -36,6 +36,7 @@ class CutWalk:
     columns: int = 0  # MPLP column updates run
     open: list = field(default_factory=list)
     stopped: bool = False  # by ``stop``: the boxes left on its stack are in neither
+    closed_top: float = -math.inf  # the largest bound a box was closed by (pair-sum units)
 
     def open_boxes(self, columns: int) -> np.ndarray:
         return np.array(self.open, dtype=np.int32).reshape(-1, 2 * columns)
@@ -89,6 +90,9 @@ def walk_cuts(
             *leaves, lo, hi, parent, sweeps, floor2, gate2, first
         )
         out.columns += cols
+        shut = plain if plain <= floor2 else warm if warm <= floor2 else best
+        if shut <= floor2:
+            out.closed_top = max(out.closed_top, shut)
         if plain <= floor2:
             out.closed_plain += 1
         elif warm <= floor2:

@@ -49,7 +49,7 @@ PHASE_1_SHARE = 0.25
 class Phases:
     """The phases' end: ``complete`` where every box closed at the floor; ``upper`` (row
     units) bounds every pair: the largest bound phase 3 left open, dropped or shed, or
-    the walk's floor."""
+    a box the walk closed was closed by."""
 
     complete: bool = False
     upper: float = math.inf
@@ -123,14 +123,14 @@ def run_phases(
     boxes += walk.visited
     if walk.stopped:
         return None, boxes
-    left = walk.open_boxes(cols)
+    left, top = walk.open_boxes(cols), mt.rows(walk.closed_top)  # top: what the walk closed
     if len(left) == 0:
-        return Phases(True, floor, boxes), boxes
+        return Phases(True, top, boxes), boxes
     three = _search(tab, order, root, rel, 2 * heap_bytes, start_boxes=left)
     status, boxes = _run(three, hooks.floor_rows, hooks.deadline, hooks, boxes)
     shed = three.shed if three.shed_boxes else None
     done = status == gap_kernel.EMPTY and (shed is None or shed <= hooks.floor_rows())
-    return Phases(done, max(three.upper(), floor), boxes), boxes
+    return Phases(done, max(three.upper(), top), boxes), boxes
 
 
 def _search(tab, order, root, rel, heap_bytes, **kw) -> gap_kernel.KernelSearch:

@@ -1,7 +1,7 @@
 """The cut walk wired into the max-gap search (cut_walk_phases.py, TREESENS_CUT_WALK): off
 unless asked for, and off while recording; on after a box at one floor, its three phases
 (a recording search at a higher floor, the walk of its cuts, a search from the boxes the
-walk left open) prove the brute-force largest gap; a walk at too high a floor does not."""
+walk left open) prove the brute-force largest gap; a walk that loses its open boxes does not."""
 
 from __future__ import annotations
 
@@ -78,12 +78,14 @@ def test_the_walk_leaves_boxes_open_for_phase_3(monkeypatch):
     assert sum(left) > 0
 
 
-def test_a_walk_at_too_high_a_floor_fails_brute_force(monkeypatch):
+def test_a_walk_that_loses_its_open_boxes_fails_brute_force(monkeypatch):
     _phases_run(monkeypatch)
     walk = cut_walk_phases.walk_cuts
 
-    def unsound(mt, recorded, floor_rows, **kw):
-        return walk(mt, recorded, floor_rows + 2.0, **kw)
+    def unsound(*args, **kw):
+        out = walk(*args, **kw)
+        out.open.clear()  # phase 3 never searches them
+        return out
 
     monkeypatch.setattr(cut_walk_phases, "walk_cuts", unsound)
     problems = []
@@ -105,3 +107,18 @@ def test_a_recording_search_runs_no_phases_its_certificate_is_the_main_search_s(
     out = largest_gap(enc, pair_tables(enc), gap_bound(ens), offer, TOLERANCE, FAR, recording=True)
     assert out.proven and out.tiling is not None
     assert ends == []
+
+
+def test_the_phases_upper_bound_is_the_largest_bound_closed_not_the_walks_floor(monkeypatch):
+    # the floor's is the best gap plus the tolerance and the rows' rounding allowance
+    ends = _phases_run(monkeypatch)
+    walk, floors = cut_walk_phases.walk_cuts, []
+
+    def spy(mt, recorded, floor_rows, **kw):
+        floors.append(floor_rows)
+        return walk(mt, recorded, floor_rows, **kw)
+
+    monkeypatch.setattr(cut_walk_phases, "walk_cuts", spy)
+    for i in CASES:
+        _search(i, True, monkeypatch)
+    assert any(end.upper < floor for end, floor in zip(ends, floors, strict=True))
