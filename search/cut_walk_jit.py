@@ -19,7 +19,7 @@ import numpy as np
 
 from . import pair_mplp_jit
 from .kernel_cache import compiled_from
-from .pair_mplp_jit import leaf_terms, total_of, update_column
+from .pair_mplp_jit import leaf_terms, number_segments, total_of, update_column
 
 compiled_from(__file__, pair_mplp_jit)
 
@@ -113,14 +113,7 @@ def segments_within(ptr, clT, chT, blo, bhi, psegoff):
             for p in range(a0, b0):
                 mark[clT[c, p]] = q
                 mark[chT[c, p]] = q
-            for r in range(blo[c], bhi[c] + 1):
-                if mark[r] == q:
-                    at[r] = g - segoff[q]
-                    if g < segoff[q + 1]:
-                        sega[g] = r
-                    if g > segoff[q]:
-                        segb[g - 1] = r
-                    g += 1
+            number_segments(mark, q, blo[c], bhi[c], g, segoff[q + 1], at, sega, segb)
             for p in range(a0, b0):
                 s0[c, p] = segoff[q] + at[clT[c, p]]
                 s1[c, p] = segoff[q] + at[chT[c, p]]

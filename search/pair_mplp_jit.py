@@ -112,6 +112,22 @@ def _mark(cl, ch, a, b, c, mark, stamp):
 
 
 @jit
+def number_segments(mark, q, lo, hi, g, end, at, sega, segb):
+    """The segments g:end of one tree and column, from the ranks of lo..hi its cuts marked
+    (``mark[r] == q``): each one's first rank in ``sega``, its end in ``segb``, and each
+    marked rank's segment (from g) in ``at``."""
+    g0 = g
+    for r in range(lo, hi + 1):
+        if mark[r] == q:
+            at[r] = g - g0
+            if g < end:
+                sega[g] = r
+            if g > g0:
+                segb[g - 1] = r
+            g += 1
+
+
+@jit
 def segments(ptr, cl, ch, blo, bhi):
     """Each tree's segments of each column it reads within the box (a column it reads: a
     leaf's interval short of the box's): its leaves' cuts, marked on the column's ranks.
@@ -141,14 +157,7 @@ def segments(ptr, cl, ch, blo, bhi):
             if segoff[q + 1] == g:
                 continue
             _mark(cl, ch, ptr[k], ptr[k + 1], c, mark, q)
-            for r in range(blo[c], bhi[c] + 1):
-                if mark[r] == q:
-                    at[r] = g - segoff[q]
-                    if g < segoff[q + 1]:
-                        sega[g] = r
-                    if g > segoff[q]:
-                        segb[g - 1] = r
-                    g += 1
+            number_segments(mark, q, blo[c], bhi[c], g, segoff[q + 1], at, sega, segb)
             for p in range(ptr[k], ptr[k + 1]):
                 s0[c, p] = segoff[q] + at[cl[p, c]]
                 s1[c, p] = segoff[q] + at[ch[p, c]]
