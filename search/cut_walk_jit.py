@@ -19,7 +19,14 @@ import numpy as np
 
 from . import pair_mplp_jit
 from .kernel_cache import compiled_from
-from .pair_mplp_jit import leaf_terms, number_segments, total_of, update_column
+from .pair_mplp_jit import (
+    leaf_terms,
+    mark_cuts,
+    number_segments,
+    reads_column,
+    total_of,
+    update_column,
+)
 
 compiled_from(__file__, pair_mplp_jit)
 
@@ -65,21 +72,12 @@ def leaves_within(ptr, clT, chT, d, blo, bhi):
 @jit
 def _count(clT, chT, a0, b0, c, lo, hi, mark, q):
     """The segments of tree (leaves a0:b0) on column c within [lo, hi): 0 where it does not
-    read c there (every leaf spans it), else its leaves' distinct cuts less one."""
-    reads = False
-    for p in range(a0, b0):
-        if clT[c, p] > lo or chT[c, p] < hi:
-            reads = True
-            break
-    if not reads:
+    read c there (every leaf spans it), else its leaves' distinct cuts less one (the
+    leaves column-major here, so pair_mplp_jit's helpers read their transposes)."""
+    cl, ch = clT.T, chT.T
+    if not reads_column(cl, ch, a0, b0, c, lo, hi):
         return 0
-    m = 0
-    for p in range(a0, b0):
-        for r in (clT[c, p], chT[c, p]):
-            if mark[r] != q:
-                mark[r] = q
-                m += 1
-    return m - 1
+    return mark_cuts(cl, ch, a0, b0, c, mark, q) - 1
 
 
 @jit

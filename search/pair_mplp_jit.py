@@ -91,7 +91,7 @@ def gather(packed, roots, values, blo, bhi, depth):
 
 
 @jit
-def _reads(cl, ch, a, b, c, lo, hi):
+def reads_column(cl, ch, a, b, c, lo, hi):
     """Whether a leaf of a:b has an interval on column c short of [lo, hi)."""
     for p in range(a, b):  # noqa: SIM110 - a loop numba compiles
         if cl[p, c] > lo or ch[p, c] < hi:
@@ -100,7 +100,7 @@ def _reads(cl, ch, a, b, c, lo, hi):
 
 
 @jit
-def _mark(cl, ch, a, b, c, mark, stamp):
+def mark_cuts(cl, ch, a, b, c, mark, stamp):
     """Marks the cuts of the leaves a:b on column c with ``stamp``; returns how many."""
     m = 0
     for p in range(a, b):
@@ -143,8 +143,8 @@ def segments(ptr, cl, ch, blo, bhi):
         for c in range(C):
             q = k * C + c
             segoff[q + 1] = segoff[q]
-            if _reads(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c]):
-                segoff[q + 1] += _mark(cl, ch, ptr[k], ptr[k + 1], c, mark, q) - 1
+            if reads_column(cl, ch, ptr[k], ptr[k + 1], c, blo[c], bhi[c]):
+                segoff[q + 1] += mark_cuts(cl, ch, ptr[k], ptr[k + 1], c, mark, q) - 1
     sega = np.empty(segoff[K * C], np.int32)
     segb = np.empty(segoff[K * C], np.int32)
     s0 = np.full((C, n), -1, np.int64)
@@ -156,7 +156,7 @@ def segments(ptr, cl, ch, blo, bhi):
             g = segoff[q]
             if segoff[q + 1] == g:
                 continue
-            _mark(cl, ch, ptr[k], ptr[k + 1], c, mark, q)
+            mark_cuts(cl, ch, ptr[k], ptr[k + 1], c, mark, q)
             number_segments(mark, q, blo[c], bhi[c], g, segoff[q + 1], at, sega, segb)
             for p in range(ptr[k], ptr[k + 1]):
                 s0[c, p] = segoff[q] + at[cl[p, c]]
