@@ -35,6 +35,7 @@ class CutWalk:
     closed_swept: int = 0  # after MPLP column updates on the box
     columns: int = 0  # MPLP column updates run
     open: list = field(default_factory=list)
+    reached: int = 0  # recorded boxes reached, closed or left open
     stopped: bool = False  # by ``stop``: the boxes left on its stack are in neither
     closed_top: float = -math.inf  # the largest bound a box was closed by (pair-sum units)
 
@@ -57,12 +58,12 @@ def walk_cuts(
     floor_rows: float,
     sweeps: int = 3,
     gate_rows: float = 9.0,
-    stop: Callable[[int], bool] | None = None,
+    stop: Callable[[CutWalk], bool] | None = None,
 ) -> CutWalk:
     """The tree of cuts over ``recorded`` (boxes tiling the pair space, rows lo | hi) walked
     at ``floor_rows`` (the kernel's row units), depth first, "yes" side first; MPLP sweeps
     (at most ``sweeps``) only on a box whose bound at L = 0 is within ``gate_rows`` of it.
-    ``stop``: asked every STOP_EVERY boxes with the boxes visited; True ends the walk
+    ``stop``: asked every STOP_EVERY boxes with the walk so far; True ends the walk
     (``stopped``)."""
     from .cut_walk_jit import child_bound, leaves_within  # noqa: PLC0415
     from .gap_kernel_tops_jit import preorder_ends, tile  # noqa: PLC0415
@@ -81,7 +82,7 @@ def walk_cuts(
     while stack:
         i, lo, hi, leaves, parent, first = stack.pop()
         out.visited += 1
-        if stop is not None and out.visited % STOP_EVERY == 0 and stop(out.visited):
+        if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
             out.stopped = True
             break
         if i > 0:
@@ -90,6 +91,7 @@ def walk_cuts(
             *leaves, lo, hi, parent, sweeps, floor2, gate2, first
         )
         out.columns += cols
+        out.reached += int(kind[i] != SPLIT)
         shut = plain if plain <= floor2 else warm if warm <= floor2 else best
         if shut <= floor2:
             out.closed_top = max(out.closed_top, shut)

@@ -143,5 +143,5 @@ def test_a_walk_asked_to_stop_ends_there_marked_stopped(spaces, monkeypatch):
     mt = space.mt
     recorded = _recorded(space, mt.rows(np.quantile(space.sums, 0.9)))
     asked = []
-    walk = walk_cuts(mt, recorded, -1e300, stop=lambda n: asked.append(n) or n == 2)
+    walk = walk_cuts(mt, recorded, -1e300, stop=lambda w: asked.append(w.visited) or w.visited == 2)
     assert walk.stopped and walk.visited == 2 and asked == [1, 2]

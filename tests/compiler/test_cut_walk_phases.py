@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from treesens.compiler.query import Gap
-from treesens.search import cut_walk_phases, gap_kernel_compile
+from treesens.search import cut_walk, cut_walk_phases, gap_kernel_compile
+from treesens.search.cut_walk import CutWalk
 from treesens.search.gap_boxes import largest_gap
 from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
@@ -122,3 +123,24 @@ def test_the_phases_upper_bound_is_the_largest_bound_closed_not_the_walks_floor(
     for i in CASES:
         _search(i, True, monkeypatch)
     assert any(end.upper < floor for end, floor in zip(ends, floors, strict=True))
+
+
+def test_a_walk_leaving_most_recorded_boxes_open_gives_up_to_the_main_search(monkeypatch):
+    ends = _phases_run(monkeypatch)
+    monkeypatch.setattr(cut_walk_phases, "GIVE_UP_AFTER", 1)
+    monkeypatch.setattr(cut_walk_phases, "OPEN_SHARE", 0.0)
+    monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        assert out.proven
+        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert None in ends
+
+
+def test_a_walk_is_too_coarse_past_its_share_of_open_recorded_boxes():
+    few = CutWalk(reached=cut_walk_phases.GIVE_UP_AFTER - 1, open=[0] * 500)
+    half = CutWalk(reached=1000, open=[0] * 500)
+    most = CutWalk(reached=1000, open=[0] * 501)
+    assert not cut_walk_phases.too_coarse(few)
+    assert not cut_walk_phases.too_coarse(half)
+    assert cut_walk_phases.too_coarse(most)
