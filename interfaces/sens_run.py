@@ -111,7 +111,7 @@ def run_queries(
         n = jobs if jobs is not None else sf.sweep_jobs.get(sweep)
         seconds = budget if budget is not None else sf.sweep_budget.get(sweep)
         campaign = Campaign(executor, n) if sweep else Campaign()
-        with opened(campaign) as run:
+        with opened(campaign, ens=sf.ensemble) as run:
             ask = _asker(sf, run.executor, memory_mb, on_start)
             passes = Budget.of(seconds if sweep else None, run.executor)
             done = answer_within(passes, batch, ask, on_result or _ignore, note or _ignore)

@@ -486,7 +486,7 @@ def _answered_lines(ens, ds, spec, n: int, campaign, per_row: tuple, deadline, m
     each row's time limit and work budget)."""
     timeout_per_row, work_per_row = per_row
     lines = []
-    with opened(campaign) as run:
+    with opened(campaign, ens=ens) as run:
         ex = run.executor
         block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
         blocks = answer_blocks(

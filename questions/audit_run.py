@@ -260,7 +260,7 @@ def run_audit(
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     lines = list(done)
     campaign = Campaign(run.executor, run.jobs, run.out, run.resume)
-    with opened(campaign, work=len(todo) > 0) as running:
+    with opened(campaign, work=len(todo) > 0, ens=ens) as running:
         ex = running.executor
         slow = rows_go_to_the_solver(ens, spec, run.max_candidates)
         cap = SOLVER_BLOCK if slow else enumerated_block(ens, spec, PROGRESS_BLOCK)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +25,7 @@ from ..compiler.query import Query
 from ..search.proof_tree import recording_proofs
 from .ask import Task, answer_task, task_failed
 from .executors import Executor, Failure, make_executor, parse_executor
+from .executors.machine_cap import capped_workers, usable_cores, warn_from_caller
 from .progress import Display, silent
 from .results_log import appending, refuse_other_file
 from .resume import ResumeKey, ResumePlan, plan_resume, read_results, result_from_line
@@ -71,26 +71,37 @@ class Opened:
 
 
 @contextmanager
-def opened(campaign: Campaign, work: bool = True) -> Iterator[Opened]:
+def opened(campaign: Campaign, work: bool = True, ens: Ensemble | None = None) -> Iterator[Opened]:
     """The campaign's results log and executor, closed at the end; no executor is made
-    when there is no ``work`` (every answer reused)."""
+    when there is no ``work`` (every answer reused). ``ens``: the model its workers
+    read, whose size caps a pool on this machine (``opened_executor``)."""
     spec, jobs = (campaign.executor, campaign.jobs) if work else (None, 1)
-    with appending(campaign.log) as append, opened_executor(spec, jobs) as ex:
+    with appending(campaign.log) as append, opened_executor(spec, jobs, ens) as ex:
         yield Opened(append, ex)
 
 
 @contextmanager
-def opened_executor(executor: str | Executor | None, jobs: int | None) -> Iterator[Executor | None]:
+def opened_executor(
+    executor: str | Executor | None, jobs: int | None, ens: Ensemble | None = None
+) -> Iterator[Executor | None]:
     """None (this process) for one local job; an executor made from a spec is closed at
-    the end, one given as an object is the caller's."""
+    the end, one given as an object is the caller's. A pool on this machine (local, or
+    dask or ray without an address) starts at most a worker per core and as many as the
+    memory holds ``ens``'s first stage (executors/machine_cap.py), saying so in a
+    warning when that is fewer than ``jobs``."""
     if executor is not None and not isinstance(executor, str):
         yield executor
         return
-    kind, _ = parse_executor(executor or "local")
+    kind, address = parse_executor(executor or "local")
     if kind == "local" and (jobs or 1) == 1:
         yield None
         return
-    workers = jobs or (os.cpu_count() or 1)
+    workers = jobs or usable_cores()
+    if address is None:
+        capped = capped_workers(workers, ens)
+        if capped.why is not None:
+            warn_from_caller(capped.why)
+        workers = capped.workers
     made = make_executor(executor or "local", workers)
     try:
         yield made
@@ -372,7 +383,7 @@ def sweep_campaign(
             if count_reused:
                 shown.advance(res)
         queries = [make(list(s), ",".join(s)) for s in plan.todo]
-        with opened(campaign, work=bool(queries)) as run:
+        with opened(campaign, work=bool(queries), ens=ens) as run:
 
             def written(res: Result) -> None:
                 run.append(res.to_json() + "\n")
