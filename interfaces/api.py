@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import functools
 import inspect
+import reprlib
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.errors import InputError, suggests_keywords
+from ..compiler.query import Query
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
 from ..questions.certificate_document import check_certificate_path, check_certify_budget
@@ -111,18 +114,40 @@ def check_many(model, questions, **keywords) -> list[Result]:
     ens = model_of(model, kw)
     shared = query_maker(kw, ens)
     queries = []
-    for item in _questions_of(questions):
-        own = dict(item) if isinstance(item, Mapping) else {"vary": item}
-        if "vary" not in own:
-            raise InputError(f"check_many: a question without vary: {item!r}")
-        vary, name = own.pop("vary"), own.pop("name", "")
-        for k in own:
-            if k in API_KEYWORDS and API_KEYWORDS[k].role == MODEL:
-                raise InputError(f"check_many: {k} is the call's keyword, not a question's")
-        asked = with_where(keywords | own)
-        make = query_maker(keyword_values(asked, "check_many"), ens) if own else shared
-        queries.append(make(vary, name))
+    for i, item in enumerate(_questions_of(questions)):
+        with _named_question(i, item):
+            queries.append(_question_query(item, keywords, ens, shared))
     return ask_many(ens, queries)
+
+
+def _question_query(item, keywords: dict, ens, shared) -> Query:
+    """One of ``check_many``'s questions as a query: its own keywords over the call's."""
+    own = dict(item) if isinstance(item, Mapping) else {"vary": item}
+    if "vary" not in own:
+        raise InputError("a question without vary")
+    vary, name = own.pop("vary"), own.pop("name", "")
+    for k in own:
+        if k in API_KEYWORDS and API_KEYWORDS[k].role == MODEL:
+            raise InputError(f"{k} is the call's keyword, not a question's")
+    asked = with_where(keywords | own)
+    make = query_maker(keyword_values(asked, "check_many"), ens) if own else shared
+    return make(vary, name)
+
+
+@contextmanager
+def _named_question(i: int, item) -> Iterator[None]:
+    """A bad question of ``check_many`` named in its error: its place in the list and
+    the question (an unknown feature, keyword or gap in the 40th question of a list
+    said only ``check_many``)."""
+    place = f"check_many questions[{i}] {reprlib.repr(item)}"
+    try:
+        yield
+    except InputError as e:
+        e.where = f"{place}, {e.where}" if e.where else place
+        e.args = (f"{e.where}: {e.message}",)
+        raise
+    except TypeError as e:  # an unknown keyword, as Python says it
+        raise TypeError(f"{place}: {e}") from None
 
 
 def _questions_of(questions) -> list:

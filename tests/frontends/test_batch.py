@@ -79,6 +79,18 @@ def test_check_many_refuses_a_question_without_vary():
         treesens.check_many(ens, [{"gap": 0.2}])
 
 
+def test_check_many_names_the_question_an_unknown_feature_is_in():
+    ens = random_ensemble(8, 6, 2, 3, 3)
+    with pytest.raises(InputError, match=r"^check_many questions\[1\] \['f9x'\]: vary: unknown"):
+        treesens.check_many(ens, [["f0"], ["f9x"]], gap=0.2)
+
+
+def test_check_many_names_the_question_an_unknown_keyword_is_in():
+    ens = random_ensemble(8, 6, 2, 3, 3)
+    with pytest.raises(TypeError, match=r"^check_many questions\[1\] .*'gapp'"):
+        treesens.check_many(ens, [["f0"], {"vary": ["f1"], "gapp": 0.1}])
+
+
 def test_a_batchs_witness_is_replay_checked():
     ens = random_ensemble(3, 12, 3, 3, 4, leaf_scale=1.0)
     rs = ask_many(ens, [make_query([f], gap=0.05, timeout=60) for f in ("f0", "f1", "f2")])
