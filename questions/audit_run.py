@@ -300,7 +300,8 @@ def rate_text(t0: float, answered: int, total: int, fresh: int) -> str:
         left = ""
     if fresh and seconds / fresh >= 1:  # rows the solver answers: seconds each
         return f"audit: {answered}/{total} rows ({seconds / fresh:.1f} s/row{left})"
-    return f"audit: {answered}/{total} rows ({fresh / seconds:.0f} rows/s{left})"
+    rate = fresh / seconds  # below 10 rows/s, a tenth: "1 rows/s" was 1.0 to 1.5 of them
+    return f"audit: {answered}/{total} rows ({rate:.{1 if rate < 10 else 0}f} rows/s{left})"
 
 
 def _duration(seconds: float) -> str:

@@ -724,7 +724,7 @@ def test_an_audits_rate_line_says_the_time_its_rows_left_take():
     from treesens.questions.audit_run import rate_text
 
     assert rate_text(time.time() - 30, 3, 600, 3).endswith(", about 1h 40m left)")
-    assert rate_text(time.time() - 10, 20, 70, 20).endswith("(2 rows/s, about 25s left)")
+    assert rate_text(time.time() - 10, 20, 70, 20).endswith("(2.0 rows/s, about 25s left)")
 
 
 def test_an_audits_last_rate_line_says_nothing_left():
@@ -732,7 +732,24 @@ def test_an_audits_last_rate_line_says_nothing_left():
 
     from treesens.questions.audit_run import rate_text
 
-    assert rate_text(time.time() - 10, 70, 70, 70).endswith("(7 rows/s)")
+    assert rate_text(time.time() - 10, 70, 70, 70).endswith("(7.0 rows/s)")
+
+
+def test_an_audit_between_one_and_two_rows_a_second_reads_its_tenths():
+    # was "(1 rows/s, ...)" for anything from 1.0 to 1.5 rows a second
+    import time
+
+    from treesens.questions.audit_run import rate_text
+
+    assert "(1.4 rows/s, " in rate_text(time.time() - 10, 14, 70, 14)
+
+
+def test_a_fast_audits_rate_reads_in_whole_rows_a_second():
+    import time
+
+    from treesens.questions.audit_run import rate_text
+
+    assert "(250 rows/s, " in rate_text(time.time() - 2, 500, 1000, 500)
 
 
 class _InProcess:
