@@ -21,7 +21,7 @@ from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import KEYWORDS, TOP_KEYWORDS, parser
-from .slips import max_gap_flag, number_slip, vary_lists_nothing
+from .slips import joiner_slip, max_gap_flag, number_slip, vary_lists_nothing
 
 
 def _tok_pos(tok) -> nodes.Pos:
@@ -514,8 +514,9 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
         before = text[: tok.start_pos] if tok.start_pos is not None else ""
-        if (flag := max_gap_flag(shown)) and "gap" in _expected_keywords(expected):
-            raise err(flag, tok.line, tok.column) from None
+        slip = joiner_slip(shown, _expected_keywords(expected))  # 'or', '&&'
+        if slip or ((flag := max_gap_flag(shown)) and "gap" in _expected_keywords(expected)):
+            raise err(slip or flag, tok.line, tok.column) from None
         hyphened = _hyphened_keyword(before, shown, expected)
         if hyphened is not None:  # data-aware: the flag's spelling of data_aware
             written, keyword = hyphened
@@ -566,6 +567,8 @@ def _unexpected_characters(e: UnexpectedCharacters, text: str, err) -> SensError
         )
     if _race_spaced(before):
         return err(RACE_SPACED, e.line, e.column)
+    if joined := joiner_slip(re.match(r"[|&]*", text[e.pos_in_stream :]).group(0), {"and"}):
+        return err(joined, e.line, e.column)
     if ch.isalpha() and not ch.isascii():  # fix région = ...: bare names are ASCII
         return _non_ascii_name(text, e.pos_in_stream, ch, e.line, e.column, err)
     word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)

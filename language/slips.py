@@ -77,3 +77,19 @@ def max_gap_flag(word: str) -> str | None:
         f"unexpected {word!r}: a .sens query asks for its max gap with 'gap max' (as "
         "--max-gap on the command line; 'gap max tolerance 0.01' to set it)"
     )
+
+
+def joiner_slip(word: str, expected_keywords: set[str]) -> str | None:
+    """The error of constraints joined otherwise than by 'and' where 'and' may come
+    (``x1.age <= 30 or ...`` was "did you mean 'work'?", ``&&`` an unexpected character);
+    None for another word, or where no constraint ends."""
+    if "and" not in expected_keywords:
+        return None
+    if word.lower() in ("or", "||", "|"):
+        return (
+            f"unexpected {word!r}: the constraints of a where clause all hold at once, "
+            "joined by 'and'; for one or another, ask a query for each"
+        )
+    if word in ("&&", "&"):
+        return f"unexpected {word!r}: constraints are joined by 'and'"
+    return None

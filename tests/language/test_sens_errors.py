@@ -620,6 +620,29 @@ CASES = {
             "^",
         ],
     ),
+    # was "unexpected 'or' (did you mean 'work'?)"
+    "constraints_joined_by_or": (
+        _bc(
+            "query q {\n  vary mean_texture\n  where x1.mean_radius <= 12 or x2.mean_radius >= 14\n}\n"
+        ),
+        [
+            "{F}:5:30: unexpected 'or': the constraints of a where clause all hold at once, "
+            "joined by 'and'; for one or another, ask a query for each",
+            "  where x1.mean_radius <= 12 or x2.mean_radius >= 14",
+            "                             ^",
+        ],
+    ),
+    # was "unexpected character '&'"
+    "constraints_joined_by_ampersands": (
+        _bc(
+            "query q {\n  vary mean_texture\n  where x1.mean_radius <= 12 && x2.mean_radius >= 14\n}\n"
+        ),
+        [
+            "{F}:5:30: unexpected '&&': constraints are joined by 'and'",
+            "  where x1.mean_radius <= 12 && x2.mean_radius >= 14",
+            "                             ^",
+        ],
+    ),
 }
 
 
