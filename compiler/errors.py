@@ -82,10 +82,23 @@ def not_utf8(e: UnicodeDecodeError, where: str, column: bool = False) -> InputEr
     bad = e.object[e.start]
     if e.start == 0 and bytes(e.object[:2]) in _UTF16_BOMS:  # Windows' "Unicode" is UTF-16
         return InputError("the file is UTF-16 text, not UTF-8 (save the file as UTF-8)", at)
+    for magic, what in _BINARY_KINDS:  # "byte 0x8b is not UTF-8" said nothing of a .csv.gz
+        if bytes(e.object[: len(magic)]) == magic:
+            return InputError(f"{what}, not text: {_BINARY_FIX}", where)
     return InputError(f"byte {bad:#04x} is not UTF-8 text (save the file as UTF-8)", at)
 
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# files that are not text, by their first bytes, as a text file's reader names them
+_BINARY_KINDS = (
+    (b"\x1f\x8b", "a gzip-compressed file"),
+    (b"BZh", "a bzip2-compressed file"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file"),
+    (b"PK\x03\x04", "a zip archive (an .xlsx workbook is one)"),
+    (b"\xd0\xcf\x11\xe0", "an Excel .xls workbook"),
+    (b"PAR1", "a Parquet file"),
+)
+_BINARY_FIX = "give the file it holds, saved as UTF-8 text (a CSV: comma-separated)"
 
 
 _SPECIAL_FILES = (

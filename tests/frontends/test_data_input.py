@@ -319,6 +319,23 @@ def test_a_data_value_beyond_float32_is_read_for_a_model_of_doubles(tmp_path, lg
     assert load_data(data, treesens.load_model(lgb_file)).X[0, 1] == 1e308
 
 
+def test_a_gzipped_data_file_is_named_as_compressed(tmp_path, xgb_file):
+    # was "rows.csv.gz:1: byte 0x8b is not UTF-8 text"
+    import gzip
+
+    data = tmp_path / "rows.csv.gz"
+    data.write_bytes(gzip.compress(b"f0,f1,f2,label\n0.1,0.2,0.3,0\n"))
+    with pytest.raises(InputError, match=r"rows\.csv\.gz: a gzip-compressed file, not text"):
+        load_data(str(data), treesens.load_model(xgb_file))
+
+
+def test_a_spreadsheet_given_as_data_is_named_as_one(tmp_path, xgb_file):
+    data = tmp_path / "rows.xlsx"
+    data.write_bytes(b"PK\x03\x04" + bytes(range(128, 256)))
+    with pytest.raises(InputError, match=r"an \.xlsx workbook is one\), not text: .*\(a CSV"):
+        load_data(str(data), treesens.load_model(xgb_file))
+
+
 def test_a_data_file_that_is_not_utf8_names_the_line(tmp_path, xgb_file):
     data = tmp_path / "latin1.csv"
     data.write_bytes(b"f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,0.2,0.3\xe9,1\n")
