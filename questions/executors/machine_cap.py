@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass
 
 from ...compiler.ensemble import Ensemble
-from ...compiler.errors import TreesensWarning, setting
+from ...compiler.errors import TreesensWarning
 from ...compiler.memory_estimate import ModelSize, estimate_mb
 from ...driver.solver_memory import resident_mb
 from ..memory import available_mb
@@ -61,7 +61,7 @@ def capped_workers(
     cores = usable_cores() if cores is None else cores
     if asked > cores:
         why = (
-            f"{setting('jobs', asked)}: {_workers(cores)} started, one per core this machine "
+            f"{asked} jobs asked for, {_workers(cores)} started, one per core this machine "
             "gives treesens (each query uses one; more would only slow them all, within "
             "time limits that count wall-clock seconds)"
         )
@@ -76,7 +76,7 @@ def capped_workers(
         return capped
     fits = max(1, math.floor(free_mb / need))
     why = (
-        f"{setting('jobs', asked)}: {_workers(fits)} started, as many as the memory "
+        f"{asked} jobs asked for, {_workers(fits)} started, as many as the memory "
         f"available holds ({free_mb:,.0f} MB; each needs about {need:,.0f} MB to load and "
         "search this model)"
     )

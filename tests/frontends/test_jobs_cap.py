@@ -30,7 +30,7 @@ def test_jobs_within_the_cores_start_as_asked():
 def test_jobs_above_the_cores_start_one_worker_per_core():
     capped = capped_workers(64, cores=2)
     assert capped.workers == 2
-    assert capped.why.startswith("jobs=64: 2 workers started, one per core")
+    assert capped.why.startswith("64 jobs asked for, 2 workers started, one per core")
 
 
 def test_jobs_past_the_memory_start_as_many_as_it_holds(ensemble):
@@ -55,5 +55,5 @@ def test_sweep_jobs_above_the_cores_says_so_and_answers():
         "--table", "none",
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
-    assert "treesens: warning: --jobs 999: " in p.stderr
+    assert "treesens: warning: 999 jobs asked for, " in p.stderr
     assert "done: 1 insensitive" in p.stderr
