@@ -130,11 +130,11 @@ def varied_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int]
     if by_data is not None:
         raise by_data
     held = [f"{ens.features[f].name} = {v:g}" for f, v in zip(sorted(varying), held)]
+    # bounds from the data's range are held_by_data's error: these were declared
     raise InputError(
         f"x1 and x2 cannot differ: the features' bounds hold every varied feature to one "
-        f"value ({', '.join(held)}), so any answer would be vacuous; bounds taken from the "
-        f"data's range mean every row holds that value: give the feature wider bounds "
-        f"({spelled('details=', '--details')}) or use all the data"
+        f"value ({', '.join(held)}), so any answer would be vacuous: declare wider bounds "
+        f"({spelled('details=', '--details')})"
     )
 
 

@@ -277,6 +277,16 @@ def test_an_order_on_a_feature_of_one_value_that_may_be_missing_is_an_input_erro
         solve_query(ens, q)
 
 
+def test_declared_bounds_of_one_value_are_said_without_the_datas_advice():
+    # said "bounds taken from the data's range mean every row holds that value ... or use
+    # all the data" of a details file's lb == ub, no data given
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    ens = ens.with_features((Feature("f0", lb=0.5, ub=0.5), *ens.features[1:]))
+    with pytest.raises(InputError, match=r"\(f0 = 0\.5\).*: declare wider bounds") as e:
+        solve_query(ens, Query(vary=("f0",), gap=Gap(0.05)))
+    assert "data" not in str(e.value)
+
+
 def test_an_order_leaving_each_input_a_range_still_leaves_a_question():
     # x1.f0 >= x2.f0 with x1.f0 in [-4, -2]: x1.f0 -3 or -2, x2.f0 at most x1.f0
     ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
