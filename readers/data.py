@@ -304,6 +304,23 @@ def missing_value_error(rows: TableRows, name: str, missing: np.ndarray, advice:
     return rows.error(int(missing[0]), f"missing value (NaN; {many}); {advice}", name)
 
 
+# a first column without a name: the index pandas' to_csv writes by default
+INDEX_COLUMNS = ("", "Unnamed: 0")
+INDEX_HINT = (
+    "; the first column, without a name, is a DataFrame's index, which to_csv writes "
+    "unless told not to: write the data with to_csv(path, index=False)"
+)
+
+
+def _index_text(ds: Dataset) -> str:
+    """What a note says of an unnamed first column the model does not use: the index
+    pandas' to_csv writes by default (else "")."""
+    index = next((c for c in ds.extras if c in INDEX_COLUMNS), None)
+    if index is None:
+        return ""
+    return f"; {index!r} is a DataFrame's index, which to_csv(path, index=False) leaves out"
+
+
 def data_notes(ds: Dataset) -> list[str]:
     """Notes on the data's columns: those the model does not use, and the features it
     lacks that no tree reads (the value their rows take)."""
@@ -312,7 +329,7 @@ def data_notes(ds: Dataset) -> list[str]:
         cols = name_list(map(repr, ds.extras))
         notes.append(
             f"{ds.source}: columns the model does not use (an audit can group by them): "
-            f"{cols}{unnamed_label_text(ds)}"
+            f"{cols}{unnamed_label_text(ds)}{_index_text(ds)}"
         )
     if ds.filled:
         values = [ds.X[0, ds.names.index(n)] for n in ds.filled]

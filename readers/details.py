@@ -25,6 +25,8 @@ import numpy as np
 from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest, name_list, not_a_regular_file, not_utf8
 from .data import (
+    INDEX_COLUMNS,
+    INDEX_HINT,
     data_columns,
     feature_columns,
     looks_like_values,
@@ -416,10 +418,11 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
         )
     if len(cols) != ens.n_features:
         besides = f" besides the label column {label!r}" if label in header else ""
+        index = len(cols) == ens.n_features + 1 and header[0] in INDEX_COLUMNS
         raise InputError(
             f"{len(cols)} feature columns{besides}, but the model has {ens.n_features} features "
             f"(its names {', '.join(ens.feature_names[:2])}, ... are generic: the data's columns "
-            "name them in order)",
+            f"name them in order){INDEX_HINT if index else ''}",
             where,
         )
     if "" in cols:

@@ -319,6 +319,19 @@ def test_a_data_value_beyond_float32_is_read_for_a_model_of_doubles(tmp_path, lg
     assert load_data(data, treesens.load_model(lgb_file)).X[0, 1] == 1e308
 
 
+def test_data_written_with_its_index_to_a_generic_model_says_so(tmp_path, xgb_file):
+    # was "4 feature columns besides the label column 'label', but the model has 3" alone
+    data = _write(tmp_path, "rows.csv", ",a,b,c,label\n0,0.1,0.2,0.3,0\n1,0.4,0.5,0.6,1\n")
+    with pytest.raises(InputError, match=r"DataFrame's index.*to_csv\(path, index=False\)"):
+        treesens.load_model(xgb_file, data=str(data))
+
+
+def test_an_index_column_the_model_does_not_use_is_named_as_one(tmp_path, xgb_file):
+    data = _write(tmp_path, "rows.csv", ",f0,f1,f2,label\n0,0.1,0.2,0.3,0\n1,0.4,0.5,0.6,1\n")
+    notes = _data_notes(lambda: treesens.check(xgb_file, vary="f1", gap=0.05, data=str(data)))
+    assert any("'Unnamed: 0' is a DataFrame's index" in n for n in notes)
+
+
 def test_a_gzipped_data_file_is_named_as_compressed(tmp_path, xgb_file):
     # was "rows.csv.gz:1: byte 0x8b is not UTF-8 text"
     import gzip
