@@ -279,6 +279,8 @@ def other_model(lines: list[dict], ens: Ensemble) -> str | None:
     """Whose results a results log holds besides ``ens``'s (by their fingerprint,
     ``stats["asked"]["ensemble"]``), as words: "of another model", or of a model of
     ``ens``'s name retrained in place; None: only ``ens``'s."""
+    if any("row" in d for d in lines):
+        return "of an audit (its lines name a 'row')"
     mine = ens.fingerprint()
     for d in lines:
         other = (asked_of(d.get("stats")) or {}).get("ensemble")
@@ -324,7 +326,7 @@ def _resume_plan(
     A resume file that is no results log (a CSV given by a slip) is refused before its
     lines are read, not warned about line by line first."""
     if campaign.resume is not None:
-        refuse_other_file(campaign.resume)
+        refuse_other_file(campaign.resume, of="sweep")  # an audit's rows: none reused
     lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
     if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
         warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn_other)

@@ -57,10 +57,12 @@ def drop_cut_line(path: Path) -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
-def refuse_other_file(path: str | Path, where: str | None = None) -> None:
+def refuse_other_file(path: str | Path, where: str | None = None, of: str | None = None) -> None:
     """An input error where ``path`` is a file whose first line is no JSON line: no
     results log (a .sens file, a CSV given as --out by a slip), which appending would
-    change, its cut last line dropped. ``where``: the flag naming it (default: the path)."""
+    change, its cut last line dropped; with ``of="sweep"`` (a sweep's --resume), also an
+    audit's log (its lines name a row), which the sweep would reuse nothing from.
+    ``where``: the flag naming it (default: the path)."""
     try:
         with open(path, encoding="utf-8-sig") as fh:
             first = next((line for line in fh if line.strip()), "")
@@ -69,13 +71,20 @@ def refuse_other_file(path: str | Path, where: str | None = None) -> None:
     if not first.endswith("\n"):
         return  # a first line cut short: a log an interruption left
     try:
-        json.loads(first)
+        line = json.loads(first)
     except json.JSONDecodeError:
         raise InputError(
             "its first line is not a JSON line: the file holds no results, and this run "
             "would append its own to it; give a new file",
             where or str(path),
         ) from None
+    if of == "sweep" and isinstance(line, dict) and "row" in line:
+        raise InputError(
+            "holds an audit's rows (its lines name a 'row'), not a sweep's results: the "
+            "sweep would reuse none of them and append its own to them; give it a file of "
+            "its own",
+            where or str(path),
+        )
 
 
 @contextmanager

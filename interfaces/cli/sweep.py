@@ -323,7 +323,8 @@ def check_outputs(args) -> None:
     for flag in ("out", "resume"):  # a results log: a file that holds none, before the load
         path = getattr(args, flag)
         if path is not None and Path(path).is_file():
-            refuse_other_file(path, f"--{flag} {path}")
+            # an audit's rows: --resume reads none, --out is warned of (campaign.py)
+            refuse_other_file(path, f"--{flag} {path}", of="sweep" if flag == "resume" else None)
 
 
 def print_line(line: str) -> None:

@@ -436,6 +436,35 @@ def test_an_audit_resume_file_that_is_not_results_is_named(tmp_path, audit_rows,
     _one_line_error(_audit(audit_rows, "--resume", str(bad)), "r.jsonl", *words)
 
 
+AUDIT_LINE = b'{"query": "mean_texture", "row": 0, "status": "insensitive"}\n'
+
+
+def test_a_sweep_resumed_from_an_audits_file_names_it_before_anything_runs(tmp_path):
+    # the sweep reused none of its rows and appended its results to them
+    log = tmp_path / "rows.jsonl"
+    log.write_bytes(AUDIT_LINE)
+    r = _cli("sweep", MODEL, "--features", "mean_radius", "--resume", str(log))
+    _one_line_error(r, "rows.jsonl", "holds an audit's rows", "give it a file of its own")
+    assert log.read_bytes() == AUDIT_LINE
+
+
+def test_a_sweep_out_into_an_audits_file_warns_once_and_appends(tmp_path):
+    # as into another model's results: a log may mix them, a plot of it will not
+    log = tmp_path / "rows.jsonl"
+    log.write_bytes(AUDIT_LINE)
+    r = _cli("sweep", MODEL, "--features", "mean_radius", "--out", str(log), "--table", "none")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("holds results of an audit (its lines name a 'row')") == 1
+    assert log.read_bytes().startswith(AUDIT_LINE) and len(log.read_text().splitlines()) == 2
+
+
+def test_the_api_sweep_resumed_from_an_audits_file_refuses_it(tmp_path):
+    log = tmp_path / "rows.jsonl"
+    log.write_bytes(AUDIT_LINE)
+    with pytest.raises(InputError, match="holds an audit's rows"):
+        treesens.sweep(MODEL, features=["mean_radius"], resume=log, progress=False)
+
+
 def test_an_audit_with_unreadable_data_names_the_file(tmp_path):
     _one_line_error(_audit(str(tmp_path), "--out", str(tmp_path / "o.jsonl")), str(tmp_path))
 
