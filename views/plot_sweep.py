@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..answers.stats import asked_of
 from ..compiler.errors import InputError, suggests_keywords
+from ..questions.results_log import read_log
 from .plot_common import (
     VERDICT_COLOURS,
     as_result,
@@ -75,18 +76,20 @@ def sweep_bars(results: Iterable[Result | Mapping[str, Any]]) -> list[Bar]:
 
 @suggests_keywords()
 def plot_sweep(
-    results: Iterable[Result | Mapping[str, Any]],
+    results: Iterable[Result | Mapping[str, Any]] | str | Path,
     ax: Axes | None = None,
     path: str | Path | None = None,
 ) -> Figure:
     """Draw a sweep's results as one bar per query; returns the matplotlib Figure.
 
-    ``results``: Results (or their dicts: lines of ``sweep --out``, parsed) of one sweep
-    (``one_sweep``: those of two models, or a query asked two ways, are refused). ``ax``: draw
-    into these axes (else a new figure); ``path``: also write the figure there (.png,
-    .svg, .pdf)."""
+    ``results``: Results (or their dicts: lines of ``sweep --out``, parsed), or the path
+    of a ``sweep --out`` file, of one sweep (``one_sweep``: those of two models, or a query
+    asked two ways, are refused). ``ax``: draw into these axes (else a new figure);
+    ``path``: also write the figure there (.png, .svg, .pdf)."""
     if path is not None:
         check_plot_path(path)  # before the drawing
+    if isinstance(results, (str, Path)):  # iterated, a path was its characters
+        results = _log_results(results)
     rs = one_sweep([as_result(r) for r in results])
     if not rs:
         raise InputError("no results to plot")
@@ -234,3 +237,21 @@ def _legend(ax, bars: list[Bar]) -> None:
     handles = [Patch(color=VERDICT_COLOURS.get(s, "0.5"), label=s) for s in present]
     line_handles, _ = ax.get_legend_handles_labels()
     ax.legend(handles=handles + line_handles, loc="best", fontsize=8)
+
+
+def _log_results(log: str | Path) -> list[dict]:
+    """The results of a ``sweep --out`` file; a file of an audit's rows, or of no results
+    (a CSV, a .sens file), is refused in one line."""
+    if not Path(log).is_file():
+        raise InputError("no such results file (plot_sweep takes a sweep --out file)", str(log))
+    lines = read_log(log, lambda d, _n: d if isinstance(d, dict) else {})
+    if any("row" in d for d in lines):
+        raise InputError(
+            "holds an audit's rows (its lines name a 'row'), not a sweep's results: "
+            "treesens audit --plot FILE draws an audit",
+            str(log),
+        )
+    results = [d for d in lines if isinstance(d.get("query"), str) and "status" in d]
+    if not results:
+        raise InputError("holds no sweep results (JSON lines of a query and its status)", str(log))
+    return results

@@ -127,6 +127,28 @@ def test_results_as_json_dicts_draw_the_same(results):
     assert [b.get_width() for b in treesens.plot_sweep(dicts).axes[0].patches] == a
 
 
+def test_a_sweep_out_files_path_draws_its_results(results, tmp_path):
+    # a path was iterated as its characters: "expected a treesens Result, got str"
+    a = [b.get_width() for b in treesens.plot_sweep(results).axes[0].patches]
+    log = tmp_path / "sweep.jsonl"
+    log.write_text("".join(r.to_json() + "\n" for r in results))
+    assert [b.get_width() for b in treesens.plot_sweep(str(log)).axes[0].patches] == a
+
+
+def test_an_audits_file_given_to_plot_sweep_is_named_as_one(tmp_path):
+    log = tmp_path / "rows.jsonl"
+    log.write_text('{"query": "sex", "row": 0, "status": "insensitive"}\n')
+    with pytest.raises(InputError, match=r"rows\.jsonl: holds an audit's rows"):
+        treesens.plot_sweep(log)
+
+
+def test_a_file_of_no_results_given_to_plot_sweep_is_refused(tmp_path):
+    log = tmp_path / "rows.csv"
+    log.write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match=r"rows\.csv: holds no sweep results"):
+        treesens.plot_sweep(log)
+
+
 def test_png_is_written_with_a_sensible_size(results, tmp_path):
     path = tmp_path / "sweep.png"
     treesens.plot_sweep(results, path=path)
