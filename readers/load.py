@@ -65,8 +65,11 @@ def loading_words(model, at_least: int | None = None) -> str | None:
     except (OSError, TypeError, ValueError):
         return None
     limit = LOADING_NOTE_BYTES if at_least is None else at_least
-    mb = f"{size / 1e6:,.0f}" if size >= 10e6 else f"{size / 1e6:.1f}"
-    return f"loading {model} ({mb} MB)..." if size >= limit else None
+    if size < 50e3:  # "0.0 MB" said of a 2 KB pickle whose imports took the seconds
+        shown = f"{max(size / 1e3, 1):.0f} KB"
+    else:
+        shown = f"{size / 1e6:,.0f} MB" if size >= 10e6 else f"{size / 1e6:.1f} MB"
+    return f"loading {model} ({shown})..." if size >= limit else None
 
 
 def _log_loading(model) -> None:

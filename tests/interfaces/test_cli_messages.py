@@ -251,6 +251,14 @@ def test_a_model_load_past_a_few_seconds_is_said_to_be_loading_whatever_its_size
     assert line.startswith(f"loading {MODEL} (") and line.endswith(" MB)...")
 
 
+def test_a_small_model_file_loading_is_said_in_kilobytes_not_0_0_mb(tmp_path):
+    from treesens.readers.load import loading_words
+
+    small = tmp_path / "m.pkl"
+    small.write_bytes(b"x" * 2_000)
+    assert loading_words(small, at_least=0) == f"loading {small} (2 KB)..."
+
+
 def test_a_quick_model_load_has_no_loading_line(capsys, monkeypatch):
     monkeypatch.setattr(load_notes, "AFTER", 60.0)
     assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1"]) in (0, 1)
