@@ -38,6 +38,7 @@ from .domain import (
 )
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
 from .errors import FEATURES, InputError, closest, spelled
+from .feature_names import positional_hint
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .kinds import prepared, resolve_condition
 from .query import (
@@ -103,6 +104,7 @@ def resolve_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int
         except KeyError:
             raise InputError(
                 f"unknown feature {n!r}{closest(n, ens.feature_names, listing=FEATURES)}"
+                f"{positional_hint(ens.feature_names, n)}"
             ) from None
     if not out:
         raise InputError(

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .ensemble import Ensemble
-from .errors import FEATURES, InputError, TreesensWarning, closest, name_list
+from .errors import FEATURES, InputError, TreesensWarning, closest, name_list, spelled
 
 
 def _name_key(name: str) -> str:
@@ -51,7 +51,28 @@ def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
             stacklevel=2,
         )
         return rewritten[0]
-    raise InputError(f"{keyword}: unknown feature {item!r}{closest(item, names, listing=FEATURES)}")
+    raise InputError(
+        f"{keyword}: unknown feature {item!r}{closest(item, names, listing=FEATURES)}"
+        f"{positional_hint(names, item)}"
+    )
+
+
+def positional_hint(names: list[str], asked) -> str:
+    """What to do when a model names its features by position only (f0, f1, ...:
+    trained on an array) and a name of the user's own is asked ("sex"); else ""."""
+    parts = [re.fullmatch(r"(\D*?)(\d+)", name) for name in names]
+    if not names or None in parts or len({m.group(1) for m in parts}) != 1:
+        return ""
+    prefix = parts[0].group(1)
+    if [int(m.group(2)) for m in parts] != list(range(len(names))):
+        return ""
+    if isinstance(asked, str) and re.fullmatch(re.escape(prefix) + r"\d+", asked):
+        return ""  # one of the model's own kind of name, out of range
+    return (
+        f": the model names its features by position only ({', '.join(names[:2])}, ...); "
+        f"name them with the data ({spelled('data=', '--data ROWS.csv')}: its columns, in "
+        f"order) or a details file ({spelled('details=', '--details')})"
+    )
 
 
 def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]:

@@ -195,3 +195,26 @@ def test_an_infinite_gap_is_refused_alike_by_check_and_audit(ens, rows):
         treesens.check(ens, vary=0, gap=float("inf"))
     with pytest.raises(InputError, match="gap inf is not a finite number"):
         treesens.audit(ens, rows, 0, gap=float("inf"))
+
+
+def test_a_name_of_ones_own_on_a_model_of_positional_names_says_how_to_name_them(ens):
+    # said only "(known features: f0, f1, f2, f3)" to a user asking for 'age'
+    with pytest.raises(InputError, match=r"by position only \(f0, f1, \.\.\.\); name them with"):
+        feature_list(ens, "age")
+
+
+def test_a_positional_name_out_of_range_gets_no_naming_advice(ens):
+    with pytest.raises(InputError) as e:
+        feature_list(ens, "f9")
+    assert "by position only" not in str(e.value)
+
+
+def test_cli_names_the_data_flag_for_a_model_of_positional_names(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    booster = xgb.train({"max_depth": 2}, xgb.DMatrix(X, label=X[:, 0] > 0), 2)
+    booster.save_model(str(tmp_path / "m.json"))
+    p = treesens_here("check", tmp_path / "m.json", "--vary", "age", "--gap", "0.1")
+    assert p.returncode == 2
+    assert "name them with the data (--data ROWS.csv: its columns, in order)" in p.stderr
