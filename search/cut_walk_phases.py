@@ -14,7 +14,6 @@ phase 3's search drops a box only under the floor; what is left open bounds the 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,21 +25,6 @@ from .cut_walk import CutWalk, walk_cuts
 from .pair_boxes import PairTables
 from .pair_mplp import mplp_tables
 
-
-def cut_walk_setting(text: str) -> tuple[float, int] | None:
-    """TREESENS_CUT_WALK's "rise_rows,after_boxes" as (rise_rows, after_boxes); None
-    where empty or not two such numbers."""
-    try:
-        rise, after = text.split(",")
-        return float(rise), int(after)
-    except ValueError:
-        return None
-
-
-# opt-in, to measure it: (rise_rows, after_boxes), from TREESENS_CUT_WALK (e.g.
-# "4.4,200000"); None: never. Not while recording (a certificate's boxes are the main
-# search's) nor under a work budget (its boxes would depend on the clock)
-CUT_WALK = cut_walk_setting(os.environ.get("TREESENS_CUT_WALK", ""))
 # phase 1 must end within this share of the time left when the phases start
 PHASE_1_SHARE = 0.25
 # the walk gives up (the main search goes on) once it has reached GIVE_UP_AFTER recorded

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..compiler.encode import Encoding
-from . import cut_walk_phases, gap_kernel, gap_kernel_compile
+from . import gap_kernel, gap_kernel_compile, walk_setting
 from .box_search import (
     CHECK_EVERY,
     corner_pair,
@@ -362,7 +362,7 @@ def _compiled_search(
     runs = _LaterRuns(later)
     floors: dict[float, float] = {}
     boxes, budget, status = 0, FIRST_STEP, -1
-    switch = WalkSwitch(None if recording or math.isfinite(box_limit) else cut_walk_phases.CUT_WALK)
+    switch = WalkSwitch(None if recording or math.isfinite(box_limit) else walk_setting.cut_walk())
 
     def upper() -> float:  # the main search's, or the cut walk's phases' where lower
         u = min(search.upper(), switch.phases.upper)

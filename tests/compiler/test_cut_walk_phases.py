@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap
-from treesens.search import cut_walk, cut_walk_phases, gap_kernel_compile
+from treesens.search import cut_walk, cut_walk_phases, gap_kernel_compile, walk_setting
 from treesens.search.cut_walk import CutWalk
 from treesens.search.gap_boxes import largest_gap
 from treesens.search.gap_units import achieved_gap, gap_bound
@@ -26,10 +27,23 @@ AT_ONCE = (1.0, 1)  # rise_rows, after_boxes: the phases run after the first box
 
 
 def test_the_walk_is_off_unless_treesens_cut_walk_says_rise_and_boxes():
-    assert cut_walk_phases.cut_walk_setting("") is None
-    assert cut_walk_phases.cut_walk_setting("4.4") is None
-    assert cut_walk_phases.cut_walk_setting("4.4,many") is None
-    assert cut_walk_phases.cut_walk_setting("4.4,200000") == (4.4, 200000)
+    for off in ("", "0", "off", " OFF "):
+        assert walk_setting.cut_walk_setting(off) is None
+    assert walk_setting.cut_walk_setting("4.4,200000") == (4.4, 200000)
+
+
+@pytest.mark.parametrize("text", ["4.4", "4.4,many", "on", "4.4,200000,1", "-1,5", "nan,5"])
+def test_a_cut_walk_setting_that_does_not_parse_is_refused_not_taken_as_off(text):
+    with pytest.raises(InputError, match='TREESENS_CUT_WALK=.*expected "rise_rows,after_boxes"'):
+        walk_setting.cut_walk_setting(text)
+
+
+def test_the_setting_is_read_where_a_search_starts_the_default_where_unset(monkeypatch):
+    monkeypatch.delenv("TREESENS_CUT_WALK", raising=False)
+    monkeypatch.setattr(walk_setting, "CUT_WALK_DEFAULT", (2.0, 7))
+    assert walk_setting.cut_walk() == (2.0, 7)
+    monkeypatch.setenv("TREESENS_CUT_WALK", "off")
+    assert walk_setting.cut_walk() is None
 
 
 def test_the_switch_is_due_once_after_boxes_at_one_floor():
@@ -51,7 +65,7 @@ def _phases_run(monkeypatch) -> list:
         return out
 
     monkeypatch.setattr(cut_walk_phases, "run_phases", spy)
-    monkeypatch.setattr(cut_walk_phases, "CUT_WALK", AT_ONCE)
+    monkeypatch.setenv("TREESENS_CUT_WALK", "{},{}".format(*AT_ONCE))
     return ends
 
 
