@@ -4,7 +4,9 @@ beside it, it kept as it is: (1) a fresh recording search at the floor + ``rise_
 to its end, (2) the walk of its tree of cuts at the floor, (3) a search from the boxes
 the walk left open. The phases prove the floor only when all three close every box; a
 record that overflows its room, a phase 1 not done in its share of the time left, a walk
-not done by the deadline or leaving most recorded boxes open: the main search goes on.
+or a phase 3 not done in the phases' share (PHASES_SHARE), or a walk leaving most recorded
+boxes open: the main search goes on with the rest of the time (with phase 3's upper bound
+where it got that far).
 
 Sound by construction: phase 1's recorded boxes tile the pair space, the walk closes a
 box only by a bound at most the floor and leaves the others open (cut_walk.py), and
@@ -33,6 +35,9 @@ PHASE_1_SHARE = 0.25
 # race and sex: 99% and 90% left open; education and workclass: under 1%)
 GIVE_UP_AFTER = 512
 OPEN_SHARE = 0.5
+# and all three within this share: a walk that will not close leaves the main search the
+# rest (bench/reports/scale-tier.md, "The cut walk's schedule")
+PHASES_SHARE = 0.7
 
 
 @dataclass
@@ -49,7 +54,7 @@ class Phases:
 @dataclass
 class WalkSwitch:
     """When the phases are due: ``setting``'s after_boxes boxes at one floor, once; and
-    their end (``phases``; ``ended``: they ran to one)."""
+    their end (``phases``; ``ended``: they proved the floor)."""
 
     setting: tuple[float, int] | None
     floor: float | None = None
@@ -61,7 +66,8 @@ class WalkSwitch:
     def run(self, b, root: float, heap_bytes: int, hooks: Hooks) -> int:
         """The phases run over ``b`` (gap_boxes._Bounds): the boxes they visited."""
         got, boxes = run_phases(b.tab, b.order, root, b.rel, self.setting[0], heap_bytes, hooks)
-        self.phases, self.ended = got or self.phases, got is not None
+        self.phases = got or self.phases
+        self.ended = self.phases.complete
         return boxes
 
     def due(self, floor: float, boxes: int, status: int) -> bool:
@@ -90,13 +96,16 @@ def run_phases(
     tab: PairTables, order: np.ndarray, root: float, rel, rise_rows: float, heap_bytes: int,
     hooks: Hooks,
 ) -> tuple[Phases | None, int]:  # fmt: skip
-    """The three phases, within ``heap_bytes`` (beside the main search's heap): their
-    end, or None where the main search is to go on; and the boxes they visited."""
+    """The three phases, within ``heap_bytes`` (beside the main search's heap) and
+    PHASES_SHARE of the time left: their end (the main search goes on unless it is
+    complete), or None where they got no bound; and the boxes they visited."""
     cols, rows = len(tab.sizes), tab.values.shape[0]
     heap_bytes //= 4  # the main search holds its heap: phase 1's heap and record a quarter each
     record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)
     one = _search(tab, order, root, rel, heap_bytes, recording=True, record_max=record_max)
-    until = time.time() + PHASE_1_SHARE * max(hooks.deadline - time.time(), 0.0)
+    now = time.time()
+    time_left = max(hooks.deadline - now, 0.0)
+    until, end = now + PHASE_1_SHARE * time_left, now + PHASES_SHARE * time_left
     status, boxes = _run(one, lambda: hooks.floor_rows() + rise_rows, until, hooks, 0)
     tiling = one.tiling() if status == gap_kernel.EMPTY and one.recording else None
     if tiling is None:
@@ -107,7 +116,7 @@ def run_phases(
 
     def stop(walk: CutWalk) -> bool:
         hooks.progress(boxes + walk.visited)
-        return time.time() >= hooks.deadline or too_coarse(walk)
+        return time.time() >= end or too_coarse(walk)
 
     walk = walk_cuts(mt, tiling, floor, stop=stop)
     boxes += walk.visited
@@ -117,7 +126,7 @@ def run_phases(
     if len(left) == 0:
         return Phases(True, top, boxes), boxes
     three = _search(tab, order, root, rel, 2 * heap_bytes, start_boxes=left)
-    status, boxes = _run(three, hooks.floor_rows, hooks.deadline, hooks, boxes)
+    status, boxes = _run(three, hooks.floor_rows, end, hooks, boxes)
     shed = three.shed if three.shed_boxes else None
     done = status == gap_kernel.EMPTY and (shed is None or shed <= hooks.floor_rows())
     return Phases(done, max(three.upper(), top), boxes), boxes

@@ -1,9 +1,13 @@
 """The cut walk wired into the max-gap search (cut_walk_phases.py, TREESENS_CUT_WALK): off
 unless asked for, and off while recording; on after a box at one floor, its three phases
 (a recording search at a higher floor, the walk of its cuts, a search from the boxes the
-walk left open) prove the brute-force largest gap; a walk that loses its open boxes does not."""
+walk left open) prove the brute-force largest gap; a walk that loses its open boxes does not;
+out of their share of the time left they leave the rest to the main search."""
 
 from __future__ import annotations
+
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -137,6 +141,35 @@ def test_the_phases_upper_bound_is_the_largest_bound_closed_not_the_walks_floor(
     for i in CASES:
         _search(i, True, monkeypatch)
     assert any(end.upper < floor for end, floor in zip(ends, floors, strict=True))
+
+
+@pytest.mark.parametrize("past, stops", [(-0.01, False), (0.01, True)])
+def test_the_walk_stops_at_the_phases_share_of_the_time_left(past, stops, monkeypatch):
+    # a walk that will not close must not eat the deadline: the main search keeps the rest
+    _phases_run(monkeypatch)
+    start, offset = time.time(), [0.0]
+    monkeypatch.setattr(cut_walk_phases, "time", SimpleNamespace(time=lambda: start + offset[0]))
+    walk, asked = cut_walk_phases.walk_cuts, []
+
+    def spy(*args, stop, **kw):
+        offset[0] = (cut_walk_phases.PHASES_SHARE + past) * (FAR - start)
+        asked.append(stop(CutWalk()))
+        offset[0] = 0.0
+        return walk(*args, stop=stop, **kw)
+
+    monkeypatch.setattr(cut_walk_phases, "walk_cuts", spy)
+    _search(0, True, monkeypatch)
+    assert asked[:1] == [stops]
+
+
+def test_phases_out_of_their_share_leave_the_main_search_to_prove_the_gap(monkeypatch):
+    ends = _phases_run(monkeypatch)
+    monkeypatch.setattr(cut_walk_phases, "PHASES_SHARE", 0.0)  # phase 3: one step, then out
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        assert out.proven
+        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert any(end is not None and not end.complete for end in ends)
 
 
 def test_a_walk_leaving_most_recorded_boxes_open_gives_up_to_the_main_search(monkeypatch):
