@@ -38,6 +38,11 @@ OPEN_SHARE = 0.5
 # and all three within this share: a walk that will not close leaves the main search the
 # rest (bench/reports/scale-tier.md, "The cut walk's schedule")
 PHASES_SHARE = 0.7
+# the walk only over a record of at least this share of after_boxes: a record far smaller
+# than the main search's boxes at the floor is cut too coarsely for the walk to close much
+# at the floor, and phase 3 redoes the main search from its leaves (bench/reports/
+# scale-tier.md, "The cut walk's schedule")
+RECORD_LEAST = 0.25
 
 
 @dataclass
@@ -65,7 +70,9 @@ class WalkSwitch:
 
     def run(self, b, root: float, heap_bytes: int, hooks: Hooks) -> int:
         """The phases run over ``b`` (gap_boxes._Bounds): the boxes they visited."""
-        got, boxes = run_phases(b.tab, b.order, root, b.rel, self.setting[0], heap_bytes, hooks)
+        rise, after = self.setting
+        least = int(RECORD_LEAST * after)
+        got, boxes = run_phases(b.tab, b.order, root, b.rel, rise, heap_bytes, hooks, least)
         self.phases = got or self.phases
         self.ended = self.phases.complete
         return boxes
@@ -94,11 +101,12 @@ class Hooks:
 
 def run_phases(
     tab: PairTables, order: np.ndarray, root: float, rel, rise_rows: float, heap_bytes: int,
-    hooks: Hooks,
+    hooks: Hooks, least_record: int = 0,
 ) -> tuple[Phases | None, int]:  # fmt: skip
     """The three phases, within ``heap_bytes`` (beside the main search's heap) and
     PHASES_SHARE of the time left: their end (the main search goes on unless it is
-    complete), or None where they got no bound; and the boxes they visited."""
+    complete), or None where they got no bound (or phase 1 recorded fewer than
+    ``least_record`` boxes); and the boxes they visited."""
     cols, rows = len(tab.sizes), tab.values.shape[0]
     heap_bytes //= 4  # the main search holds its heap: phase 1's heap and record a quarter each
     record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)
@@ -108,7 +116,7 @@ def run_phases(
     until, end = now + PHASE_1_SHARE * time_left, now + PHASES_SHARE * time_left
     status, boxes = _run(one, lambda: hooks.floor_rows() + rise_rows, until, hooks, 0)
     tiling = one.tiling() if status == gap_kernel.EMPTY and one.recording else None
-    if tiling is None:
+    if tiling is None or len(tiling) < least_record:
         return None, boxes
     floor = hooks.floor_rows()
     mt = mplp_tables(one.ft, one.reads_f)

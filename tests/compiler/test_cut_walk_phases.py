@@ -191,3 +191,16 @@ def test_a_walk_is_too_coarse_past_its_share_of_open_recorded_boxes():
     assert not cut_walk_phases.too_coarse(few)
     assert not cut_walk_phases.too_coarse(half)
     assert cut_walk_phases.too_coarse(most)
+
+
+def test_a_record_under_its_least_share_of_after_boxes_is_not_walked(monkeypatch):
+    # cut too coarsely for the walk: the main search goes on, as if the phases had not run
+    ends = _phases_run(monkeypatch)
+    monkeypatch.setattr(cut_walk_phases, "RECORD_LEAST", 1e9)
+    walks = []
+    monkeypatch.setattr(cut_walk_phases, "walk_cuts", lambda *a, **kw: walks.append(a))
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        assert out.proven
+        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert walks == [] and ends and all(end is None for end in ends)
