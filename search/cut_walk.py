@@ -3,11 +3,13 @@ boxes, ``KernelSearch.tiling``, recorded at a floor above the one to prove) walk
 at the floor to prove, each box bounded by the Lagrangian bound on its pair-sum row, its L
 inherited from the box it was cut from (cut_walk_jit). A box whose bound is at most the floor
 is closed with all it holds; a recorded box reached and not closed is left open, for a
-search of its own (the record's cuts end there).
+search of its own (the record's cuts end there). ``walk_own`` needs no record: it cuts a box
+not closed where the kernel's rule says (own_cuts_jit), and leaves open only a box no rank
+cuts (every tree of F has one leaf in it).
 
 Sound by construction: a box is closed only by a bound on every pair it holds (the kernel's
 own term at L = 0, or a zero-sum L's), and the boxes closed and those left open tile the
-pair space (the record's boxes do, and a split's two sides tile their box).
+pair space (the record's boxes do, and a cut's two sides tile their box).
 """
 
 from __future__ import annotations
@@ -52,6 +54,30 @@ def root_leaves(mt: MplpTables) -> tuple:
     return ptr, np.ascontiguousarray(cl.T), np.ascontiguousarray(ch.T), d
 
 
+def split_box(lo: np.ndarray, hi: np.ndarray, c: int, r: int) -> list:
+    """walk_own's two sides of [lo, hi) cut on column c at rank r, (lo, hi) each: no, then
+    yes (ranks < r; popped first from a stack)."""
+    yes_hi, no_lo = hi.copy(), lo.copy()
+    yes_hi[c], no_lo[c] = r, r
+    return [(no_lo, hi), (lo, yes_hi)]
+
+
+def _tally(out: CutWalk, plain: float, warm: float, best: float, floor2: float) -> bool:
+    """Counts a box closed at floor2 by its bounds (at L = 0, inherited, least found);
+    whether it closed."""
+    shut = plain if plain <= floor2 else warm if warm <= floor2 else best
+    if shut > floor2:
+        return False
+    out.closed_top = max(out.closed_top, shut)
+    if plain <= floor2:
+        out.closed_plain += 1
+    elif warm <= floor2:
+        out.closed_inherited += 1
+    else:
+        out.closed_swept += 1
+    return True
+
+
 def walk_cuts(
     mt: MplpTables,
     recorded: np.ndarray,
@@ -92,21 +118,53 @@ def walk_cuts(
         )
         out.columns += cols
         out.reached += int(kind[i] != SPLIT)
-        shut = plain if plain <= floor2 else warm if warm <= floor2 else best
-        if shut <= floor2:
-            out.closed_top = max(out.closed_top, shut)
-        if plain <= floor2:
-            out.closed_plain += 1
-        elif warm <= floor2:
-            out.closed_inherited += 1
-        elif best <= floor2:
-            out.closed_swept += 1
-        elif kind[i] != SPLIT:  # a recorded box: the record's cuts end here
+        if _tally(out, plain, warm, best, floor2):
+            continue
+        if kind[i] != SPLIT:  # a recorded box: the record's cuts end here
             out.open.append(np.concatenate([lo, hi]))
-        else:
-            c, r = col[i], rank[i]
-            yes_hi, no_lo = hi.copy(), lo.copy()
-            yes_hi[c], no_lo[c] = r, r
-            stack.append((end[i + 1], no_lo, hi, leaves, state, c))
-            stack.append((i + 1, lo, yes_hi, leaves, state, c))
+            continue
+        c, r = col[i], rank[i]
+        yes_hi, no_lo = hi.copy(), lo.copy()
+        yes_hi[c], no_lo[c] = r, r
+        stack.append((end[i + 1], no_lo, hi, leaves, state, c))
+        stack.append((i + 1, lo, yes_hi, leaves, state, c))
+    return out
+
+
+def walk_own(
+    mt: MplpTables,
+    floor_rows: float,
+    sweeps: int = 3,
+    gate_rows: float = 9.0,
+    stop: Callable[[CutWalk], bool] | None = None,
+) -> CutWalk:
+    """The pair space walked at ``floor_rows`` depth first, as walk_cuts but with no record:
+    a box not closed is cut where own_cuts_jit.kernel_cut says, and left open only where no
+    rank cuts a leaf of it."""
+    from .cut_walk_jit import bound_and_segments, leaves_within  # noqa: PLC0415
+    from .own_cuts_jit import kernel_cut, side_bounds  # noqa: PLC0415
+
+    floor2 = mt.total(floor_rows)
+    gate2 = 2.0 * gate_rows if math.isfinite(gate_rows) else math.inf
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+    out = CutWalk()
+    stack = [(np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32), None, none, 0)]
+    while stack:
+        lo, hi, leaves, parent, first = stack.pop()
+        out.visited += 1
+        if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
+            out.stopped = True
+            break
+        leaves = root_leaves(mt) if leaves is None else leaves_within(*leaves, lo, hi)
+        bounds = bound_and_segments(*leaves, lo, hi, parent, sweeps, floor2, gate2, first)
+        plain, warm, best, cols, state, s0, s1 = bounds
+        out.columns += cols
+        if _tally(out, plain, warm, best, floor2):
+            continue
+        yes, no, cuts = side_bounds(leaves[0], leaves[3], *state[:3], s0, s1, lo, hi)
+        c, r = kernel_cut(yes, no, cuts, lo, hi, plain)
+        if c < 0:  # every tree of F has one leaf here: its bound is exact
+            out.open.append(np.concatenate([lo, hi]))
+            continue
+        stack += [(*side, leaves, state, c) for side in split_box(lo, hi, c, r)]
     return out

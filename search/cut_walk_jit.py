@@ -215,6 +215,13 @@ def child_bound(ptr, clT, chT, d, blo, bhi, parent, sweeps, floor2, gate2, first
     columns updated, its state (segoff, sega, segb, lval)); ``parent``: the parent's state
     (empty arrays: none, L = 0); sweeps run only where the bound at L = 0 is within gate2 of
     floor2 (pair-sum units), from the column ``first``."""
+    out = bound_and_segments(ptr, clT, chT, d, blo, bhi, parent, sweeps, floor2, gate2, first)
+    return out[0], out[1], out[2], out[3], out[4]
+
+
+@jit
+def bound_and_segments(ptr, clT, chT, d, blo, bhi, parent, sweeps, floor2, gate2, first):
+    """child_bound's, and each leaf's segments of each column (s0, s1: segments_within's)."""
     psegoff, psega, psegb, plval = parent
     plain = total_of(ptr, d)
     segoff, sega, segb, s0, s1 = segments_within(ptr, clT, chT, blo, bhi, psegoff)
@@ -232,4 +239,4 @@ def child_bound(ptr, clT, chT, d, blo, bhi, parent, sweeps, floor2, gate2, first
                 ptr, d, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, sweeps, floor2, first
             )
             best = min(best, t)
-    return plain, warm, best, cols, (segoff, sega, segb, lval)
+    return plain, warm, best, cols, (segoff, sega, segb, lval), s0, s1

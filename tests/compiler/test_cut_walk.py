@@ -1,7 +1,9 @@
 """The walk of a recorded tree of cuts (search/cut_walk*.py): a box's Lagrangian bound from
 the box it was cut from, against the exact maximum of the pair sum over every point of the
 box (test_pair_mplp's small random models, brute-forced), along random chains of cuts; and
-the walk over a recorded kernel search, which leaves open every point above its floor."""
+the walk over a recorded kernel search, which leaves open every point above its floor; and
+the walk of its own cuts (walk_own): each side's bound at L = 0 read off the box's leaves is
+the one its own leaves give, and it leaves open every point above its floor."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 import pytest
 
 from treesens.search import cut_walk, gap_kernel, gap_kernel_compile
-from treesens.search.cut_walk import root_leaves, walk_cuts
+from treesens.search.cut_walk import root_leaves, walk_cuts, walk_own
 from treesens.tests.compiler.test_pair_mplp import MODELS, SLACK, Space, _space
 
 pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
@@ -145,3 +147,43 @@ def test_a_walk_asked_to_stop_ends_there_marked_stopped(spaces, monkeypatch):
     asked = []
     walk = walk_cuts(mt, recorded, -1e300, stop=lambda w: asked.append(w.visited) or w.visited == 2)
     assert walk.stopped and walk.visited == 2 and asked == [1, 2]
+
+
+def test_each_sides_bound_read_off_the_box_is_its_own_leaves_bound_at_l0(spaces):
+    from treesens.search.cut_walk_jit import bound_and_segments, leaves_within
+    from treesens.search.own_cuts_jit import side_bounds
+    from treesens.search.pair_mplp_jit import total_of
+
+    rng, sides = np.random.default_rng(3), 0
+    for space in spaces:
+        for _ in range(4):
+            lo, hi = space.box(rng)
+            leaves = leaves_within(*root_leaves(space.mt), lo, hi)
+            *_, state, s0, s1 = bound_and_segments(*leaves, lo, hi, NO_PARENT, 0, 0.0, 0.0, 0)
+            yes, no, _ = side_bounds(leaves[0], leaves[3], *state[:3], s0, s1, lo, hi)
+            for c in range(len(lo)):
+                for r in range(lo[c] + 1, hi[c]):
+                    yes_hi, no_lo = hi.copy(), lo.copy()
+                    yes_hi[c], no_lo[c] = r, r
+                    want_yes = leaves_within(*leaves, lo, yes_hi)
+                    want_no = leaves_within(*leaves, no_lo, hi)
+                    assert yes[c, r - lo[c]] == pytest.approx(total_of(want_yes[0], want_yes[3]))
+                    assert no[c, r - lo[c]] == pytest.approx(total_of(want_no[0], want_no[3]))
+                    sides += 2
+    assert sides > 100
+
+
+def test_the_walk_of_its_own_cuts_leaves_open_every_point_above_its_floor(spaces):
+    closed = 0
+    for space in spaces:
+        mt, sums, C = space.mt, space.sums, len(space.mt.sizes)
+        floor_rows = mt.rows(np.quantile(sums, 0.5))
+        walk = walk_own(mt, floor_rows, sweeps=2, gate_rows=np.inf)
+        boxes = walk.open_boxes(C)
+        above = space.points[sums > mt.total(floor_rows)]
+        inside = (
+            (above[:, None] >= boxes[None, :, :C]) & (above[:, None] < boxes[None, :, C:])
+        ).all(2)
+        assert inside.sum(1).tolist() == [1] * len(above)
+        closed += walk.closed_inherited + walk.closed_swept
+    assert closed > 0
