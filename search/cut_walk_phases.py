@@ -11,11 +11,15 @@ where it got that far).
 Sound by construction: phase 1's recorded boxes tile the pair space, the walk closes a
 box only by a bound at most the floor and leaves the others open (cut_walk.py), and
 phase 3's search drops a box only under the floor; what is left open bounds the rest.
+
+With ``TREESENS_CUT_WALK_OWN=1`` as well (OWN_CUTS), phase 1 is skipped and the walk cuts
+where the kernel's rule says (cut_walk.walk_own), from the whole pair space.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,10 +27,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import gap_kernel
-from .cut_walk import CutWalk, walk_cuts
+from .cut_walk import CutWalk, walk_cuts, walk_own
 from .pair_boxes import PairTables
 from .pair_mplp import mplp_tables
 
+# opt-in with the cut walk, to measure it: no phase 1, the walk cutting where the kernel's
+# rule says (walk_own) rather than along a record
+OWN_CUTS = os.environ.get("TREESENS_CUT_WALK_OWN", "") == "1"
 # phase 1 must end within this share of the time left when the phases start
 PHASE_1_SHARE = 0.25
 # the walk gives up (the main search goes on) once it has reached GIVE_UP_AFTER recorded
@@ -109,28 +116,43 @@ def run_phases(
     ``least_record`` boxes); and the boxes they visited."""
     cols, rows = len(tab.sizes), tab.values.shape[0]
     heap_bytes //= 4  # the main search holds its heap: phase 1's heap and record a quarter each
-    record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)
-    one = _search(tab, order, root, rel, heap_bytes, recording=True, record_max=record_max)
     now = time.time()
     time_left = max(hooks.deadline - now, 0.0)
     until, end = now + PHASE_1_SHARE * time_left, now + PHASES_SHARE * time_left
+    if OWN_CUTS:
+        mt = mplp_tables(gap_kernel.flatten(tab, order), gap_kernel.reads_varied(tab))
+        return _walk_then_search(tab, order, root, rel, heap_bytes, hooks, end, mt, None, 0)
+    record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)
+    one = _search(tab, order, root, rel, heap_bytes, recording=True, record_max=record_max)
     status, boxes = _run(one, lambda: hooks.floor_rows() + rise_rows, until, hooks, 0)
     tiling = one.tiling() if status == gap_kernel.EMPTY and one.recording else None
     if tiling is None or len(tiling) < least_record:
         return None, boxes
-    floor = hooks.floor_rows()
     mt = mplp_tables(one.ft, one.reads_f)
     del one
+    return _walk_then_search(tab, order, root, rel, heap_bytes, hooks, end, mt, tiling, boxes)
+
+
+def _walk_then_search(
+    tab: PairTables, order: np.ndarray, root: float, rel, heap_bytes: int, hooks: Hooks,
+    end: float, mt, tiling: np.ndarray | None, boxes: int,
+) -> tuple[Phases | None, int]:  # fmt: skip
+    """Phases 2 and 3 at the floor now, until ``end``: the walk (of ``tiling``'s cuts;
+    None: of its own), then a search from the boxes it left open."""
+    floor = hooks.floor_rows()
 
     def stop(walk: CutWalk) -> bool:
         hooks.progress(boxes + walk.visited)
         return time.time() >= end or too_coarse(walk)
 
-    walk = walk_cuts(mt, tiling, floor, stop=stop)
+    if tiling is None:
+        walk = walk_own(mt, floor, stop=stop)
+    else:
+        walk = walk_cuts(mt, tiling, floor, stop=stop)
     boxes += walk.visited
     if walk.stopped:
         return None, boxes
-    left, top = walk.open_boxes(cols), mt.rows(walk.closed_top)  # top: what the walk closed
+    left, top = walk.open_boxes(len(tab.sizes)), mt.rows(walk.closed_top)
     if len(left) == 0:
         return Phases(True, top, boxes), boxes
     three = _search(tab, order, root, rel, 2 * heap_bytes, start_boxes=left)

@@ -2,7 +2,9 @@
 unless asked for, and off while recording; on after a box at one floor, its three phases
 (a recording search at a higher floor, the walk of its cuts, a search from the boxes the
 walk left open) prove the brute-force largest gap; a walk that loses its open boxes does not;
-out of their share of the time left they leave the rest to the main search."""
+out of their share of the time left they leave the rest to the main search. With
+TREESENS_CUT_WALK_OWN (no phase 1, the walk cutting where the kernel's rule says) as well,
+the same; and a walk whose cuts drop a side does not."""
 
 from __future__ import annotations
 
@@ -204,3 +206,25 @@ def test_a_record_under_its_least_share_of_after_boxes_is_not_walked(monkeypatch
         assert out.proven
         assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
     assert walks == [] and ends and all(end is None for end in ends)
+
+
+@pytest.mark.parametrize("i", CASES)
+def test_the_phases_with_own_cuts_prove_the_brute_force_largest_gap(i, monkeypatch):
+    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    ends = _phases_run(monkeypatch)
+    ens, q, _, out = _search(i, True, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert out.boxes <= 1 or (ends and ends[0] is not None and ends[0].complete)
+
+
+def test_own_cuts_that_drop_a_side_fail_brute_force(monkeypatch):
+    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    _phases_run(monkeypatch)
+    split = cut_walk.split_box
+    monkeypatch.setattr(cut_walk, "split_box", lambda *a: split(*a)[1:])  # the yes side only
+    problems = []
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert problems
