@@ -45,13 +45,13 @@ class CutWalk:
         return np.array(self.open, dtype=np.int32).reshape(-1, 2 * columns)
 
 
-def root_leaves(mt: MplpTables) -> tuple:
-    """The leaves of F's trees over the whole pair space, column-major (ptr, clT, chT, d)."""
-    from .pair_mplp_jit import gather  # noqa: PLC0415 - numba only when the walk runs
+def root_box(mt: MplpTables) -> tuple:
+    """The whole pair space's box (cut_walk_jit's Box), its leaves gathered from F's trees."""
+    from .cut_walk_jit import root_box as box  # noqa: PLC0415 - numba only when the walk runs
+    from .pair_mplp_jit import gather  # noqa: PLC0415
 
     lo, hi = np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32)
-    ptr, cl, ch, d = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
-    return ptr, np.ascontiguousarray(cl.T), np.ascontiguousarray(ch.T), d
+    return box(*gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth), lo, hi)
 
 
 def split_box(lo: np.ndarray, hi: np.ndarray, c: int, r: int) -> list:
@@ -91,7 +91,7 @@ def walk_cuts(
     (at most ``sweeps``) only on a box whose bound at L = 0 is within ``gate_rows`` of it.
     ``stop``: asked every STOP_EVERY boxes with the walk so far; True ends the walk
     (``stopped``)."""
-    from .cut_walk_jit import child_bound, leaves_within  # noqa: PLC0415
+    from .cut_walk_jit import box_bounds, child_box  # noqa: PLC0415
     from .gap_kernel_tops_jit import preorder_ends, tile  # noqa: PLC0415
 
     C = len(mt.sizes)
@@ -101,21 +101,18 @@ def walk_cuts(
     end, _ = preorder_ends(kind)
     floor2 = mt.total(floor_rows)
     gate2 = 2.0 * gate_rows if math.isfinite(gate_rows) else math.inf
-    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     lo0, hi0 = np.zeros(C, np.int32), mt.sizes.astype(np.int32)
     out = CutWalk()
-    stack = [(0, lo0, hi0, root_leaves(mt), none, 0)]
+    stack = [(0, lo0, hi0, root_box(mt), 0)]
     while stack:
-        i, lo, hi, leaves, parent, first = stack.pop()
+        i, lo, hi, box, first = stack.pop()
         out.visited += 1
         if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
             out.stopped = True
             break
         if i > 0:
-            leaves = leaves_within(*leaves, lo, hi)
-        plain, warm, best, cols, state = child_bound(
-            *leaves, lo, hi, parent, sweeps, floor2, gate2, first
-        )
+            box = child_box(box, first, lo, hi)  # ``box``: the parent's until here
+        plain, warm, best, cols = box_bounds(box, lo, hi, sweeps, floor2, gate2, first)
         out.columns += cols
         out.reached += int(kind[i] != SPLIT)
         if _tally(out, plain, warm, best, floor2):
@@ -126,8 +123,8 @@ def walk_cuts(
         c, r = col[i], rank[i]
         yes_hi, no_lo = hi.copy(), lo.copy()
         yes_hi[c], no_lo[c] = r, r
-        stack.append((end[i + 1], no_lo, hi, leaves, state, c))
-        stack.append((i + 1, lo, yes_hi, leaves, state, c))
+        stack.append((end[i + 1], no_lo, hi, box, c))
+        stack.append((i + 1, lo, yes_hi, box, c))
     return out
 
 
@@ -141,30 +138,28 @@ def walk_own(
     """The pair space walked at ``floor_rows`` depth first, as walk_cuts but with no record:
     a box not closed is cut where own_cuts_jit.kernel_cut says, and left open only where no
     rank cuts a leaf of it."""
-    from .cut_walk_jit import bound_and_segments, leaves_within  # noqa: PLC0415
+    from .cut_walk_jit import box_bounds, child_box  # noqa: PLC0415
     from .own_cuts_jit import kernel_cut, side_bounds  # noqa: PLC0415
 
     floor2 = mt.total(floor_rows)
     gate2 = 2.0 * gate_rows if math.isfinite(gate_rows) else math.inf
-    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     out = CutWalk()
-    stack = [(np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32), None, none, 0)]
+    stack = [(np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32), None, 0)]
     while stack:
-        lo, hi, leaves, parent, first = stack.pop()
+        lo, hi, box, first = stack.pop()
         out.visited += 1
         if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
             out.stopped = True
             break
-        leaves = root_leaves(mt) if leaves is None else leaves_within(*leaves, lo, hi)
-        bounds = bound_and_segments(*leaves, lo, hi, parent, sweeps, floor2, gate2, first)
-        plain, warm, best, cols, state, s0, s1 = bounds
+        box = root_box(mt) if box is None else child_box(box, first, lo, hi)
+        plain, warm, best, cols = box_bounds(box, lo, hi, sweeps, floor2, gate2, first)
         out.columns += cols
         if _tally(out, plain, warm, best, floor2):
             continue
-        yes, no, cuts = side_bounds(leaves[0], leaves[3], *state[:3], s0, s1, lo, hi)
+        yes, no, cuts = side_bounds(box, lo, hi)
         c, r = kernel_cut(yes, no, cuts, lo, hi, plain)
         if c < 0:  # every tree of F has one leaf here: its bound is exact
             out.open.append(np.concatenate([lo, hi]))
             continue
-        stack += [(*side, leaves, state, c) for side in split_box(lo, hi, c, r)]
+        stack += [(*side, box, c) for side in split_box(lo, hi, c, r)]
     return out

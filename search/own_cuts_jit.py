@@ -5,7 +5,7 @@ the box, each child's bound read off the box's leaves at once rather than walked
 
 A cut of column c at rank r leaves the yes side ranks < r: its bound at L = 0 is the sum over
 the trees of each one's largest leaf value on that side, a tree's prefix maxima over its
-segments of c (cut_walk_jit.segments_within); the no side's, its suffix maxima. Summed over
+segments of c (cut_walk_jit's Box); the no side's, its suffix maxima. Summed over
 the trees as differences, a column's every cut costs its trees' segments.
 """
 
@@ -41,10 +41,12 @@ def _tree_sides(mk, sega, segb, g0, g1, lo, rises_yes, rises_no):
 
 
 @jit
-def side_bounds(ptr, d, segoff, sega, segb, s0, s1, blo, bhi):
-    """For a cut of column c at rank blo[c] + r (0 < r < the box's width on c): the bounds
-    at L = 0 of its yes side (yes[c, r]) and no side (no[c, r]); cuts[c, r]: the rank cuts
-    a leaf of the box (a tree's segment of c starts there)."""
+def side_bounds(box, blo, bhi):
+    """For a cut of column c at rank blo[c] + r (0 < r < the box's width on c) of ``box``
+    (cut_walk_jit's Box): the bounds at L = 0 of its yes side (yes[c, r]) and no side
+    (no[c, r]); cuts[c, r]: the rank cuts a leaf of the box (a tree's segment of c starts
+    there)."""
+    ptr, d, segoff, sega, segb, _, boff, s0, s1, _, _ = box
     K, C = ptr.shape[0] - 1, blo.shape[0]
     w = 1
     for c in range(C):
@@ -62,13 +64,14 @@ def side_bounds(ptr, d, segoff, sega, segb, s0, s1, blo, bhi):
         rises_yes[:] = 0.0
         rises_no[:] = 0.0
         for k in range(K):
-            g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
+            q = k * C + c
+            g0, g1, bq = segoff[q], segoff[q + 1], boff[q]
             if g1 == g0:
                 continue  # k does not read c here: its top is on both sides
             rest -= tops[k]
             mk[g0:g1] = NEG
             for p in range(ptr[k], ptr[k + 1]):
-                for g in range(s0[c, p], s1[c, p]):
+                for g in range(s0[bq + p], s1[bq + p]):
                     mk[g] = max(mk[g], d[p])
             _tree_sides(mk, sega, segb, g0, g1, lo, rises_yes, rises_no)
             for g in range(g0 + 1, g1):

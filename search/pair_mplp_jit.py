@@ -219,9 +219,13 @@ def _range_max(table, a, b):
 
 
 @jit
-def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees):
+def update_column(
+    c, ptr, segoff, sega, segb, boff, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees
+):
     """MPLP's star update of column c (``trees``: those reading it): lval, ml and s changed
-    in place."""
+    in place. Leaf p of tree k on column c is at slot boff[k * C + c] + p of s0, s1 and ml
+    (flat: mplp's (columns, leaves) arrays, reshaped; the cut walk's, per tree and column
+    read)."""
     C = blo.shape[0]
     nk = trees.shape[0]
     if nk < 2:
@@ -230,38 +234,44 @@ def update_column(c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk,
     M[: w + 1] = 0.0
     absum, terms = 0.0, 0
     for k in trees:
-        g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
-        for g in range(g0, g1):
-            mk[g] = NEG
+        q = k * C + c
+        g0, g1, bq = segoff[q], segoff[q + 1], boff[q]
+        mk[g0:g1] = NEG
         for p in range(ptr[k], ptr[k + 1]):
-            if s0[c, p] < 0:
-                continue
-            v = s[p] - ml[c, p]
-            for g in range(s0[c, p], s1[c, p]):
-                if v > mk[g]:
-                    mk[g] = v
+            v = s[p] - ml[bq + p]
+            for g in range(s0[bq + p], s1[bq + p]):
+                x = mk[g]
+                mk[g] = v if v > x else x  # a select, not a branch
         for g in range(g0, g1):
             M[sega[g] - base] += mk[g]
             M[segb[g] - base] -= mk[g]
             absum += 2.0 * abs(mk[g])
-            terms += 2
+        terms += 2 * (g1 - g0)
     for r in range(1, w):
         M[r] += M[r - 1]
     # the prefix sums' rounding, at most, so that the segment maxima sum to >= 0
     margin = 4.0 * (terms + w + nk) * EPS * absum
     _sparse_max(M, w, table)
     for k in trees:
-        g0, g1 = segoff[k * C + c], segoff[k * C + c + 1]
+        q = k * C + c
+        g0, g1, bq = segoff[q], segoff[q + 1], boff[q]
         for g in range(g0, g1):
             top = _range_max(table, sega[g] - base, segb[g] - base) + margin
             lval[g] = top / nk - mk[g]
         for p in range(ptr[k], ptr[k + 1]):
-            mx = NEG
-            for g in range(s0[c, p], s1[c, p]):
-                if lval[g] > mx:
-                    mx = lval[g]
-            s[p] += mx - ml[c, p]
-            ml[c, p] = mx
+            mx = max_over(lval, s0[bq + p], s1[bq + p])
+            s[p] += mx - ml[bq + p]
+            ml[bq + p] = mx
+
+
+@jit
+def max_over(lval, a, b):
+    """The largest of lval[a:b] (a < b)."""
+    mx = lval[a]
+    for g in range(a + 1, b):
+        y = lval[g]
+        mx = y if y > mx else mx
+    return mx
 
 
 @jit
@@ -281,15 +291,18 @@ def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
     M = np.empty(w + 1)
     table = np.empty((levels, w))
     mk = np.empty(sega.shape[0])
-    K = ptr.shape[0] - 1
+    K, n = ptr.shape[0] - 1, d.shape[0]
     reading = np.diff(segoff).reshape(K, C) > 0
+    boff = np.empty(K * C, np.int64)  # leaf p of (k, c) at c * n + p of the flat arrays
+    for q in range(K * C):
+        boff[q] = (q % C) * n
+    flat0, flat1, flatm = s0.reshape(C * n), s1.reshape(C * n), ml.reshape(C * n)  # views
     out = np.empty(sweeps)
     for sw in range(sweeps):
         for c in range(C):
             trees = np.flatnonzero(reading[:, c])
-            update_column(
-                c, ptr, segoff, sega, segb, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees
-            )
+            args = (segoff, sega, segb, boff, flat0, flat1, lval, flatm, s, blo, bhi)
+            update_column(c, ptr, *args, mk, M, table, trees)
         s[:] = d  # afresh: no drift from the in-place updates
         for c in range(C):
             for p in range(s.shape[0]):

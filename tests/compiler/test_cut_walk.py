@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 
 from treesens.search import cut_walk, gap_kernel, gap_kernel_compile
-from treesens.search.cut_walk import root_leaves, walk_cuts, walk_own
+from treesens.search.cut_walk import root_box, walk_cuts, walk_own
 from treesens.tests.compiler.test_pair_mplp import MODELS, SLACK, Space, _space
 
 pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 CHAINS = 12
 DEPTH = 10
-NO_PARENT = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
 
 
 @pytest.fixture(scope="module")
@@ -43,57 +42,93 @@ def _cut(space: Space, rng, lo, hi):
 
 
 def _chains(spaces, floor_of, seed=0):
-    """Per box of random chains of cuts from the whole space: (space, lo, hi, the box's
-    leaves, its bounds (plain, inherited, least), floor2); each box swept 0-3 times at
-    ``floor_of(exact maximum, rng)``, from its parent's L."""
-    from treesens.search.cut_walk_jit import child_bound, leaves_within
+    """Per box of random chains of cuts from the whole space: (space, lo, hi, the box as
+    built from its parent's (cut_walk_jit's Box, before its sweeps), its bounds (plain,
+    inherited, least), floor2); each box swept 0-3 times at ``floor_of(exact maximum, rng)``,
+    from its parent's L."""
+    from treesens.search.cut_walk_jit import box_bounds, child_box
 
     rng = np.random.default_rng(seed)
     for space in spaces:
         mt = space.mt
         for _ in range(CHAINS):
             lo, hi = np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32)
-            leaves, parent, first = root_leaves(mt), NO_PARENT, 0
+            box, first = root_box(mt), 0
             for _ in range(DEPTH):
                 floor2 = floor_of(space.exact(lo, hi), rng)
                 sweeps = int(rng.integers(0, 4))
-                out = child_bound(*leaves, lo, hi, parent, sweeps, floor2, np.inf, first)
-                yield space, lo, hi, leaves, out[:3], floor2
+                built = tuple(a.copy() for a in box)
+                bounds = box_bounds(box, lo, hi, sweeps, floor2, np.inf, first)
+                yield space, lo, hi, built, bounds[:3], floor2
                 cut = _cut(space, rng, lo, hi)
                 if cut is None:
                     break
                 first, lo, hi = cut
-                leaves, parent = leaves_within(*leaves, lo, hi), out[4]
+                box = child_box(box, first, lo, hi)
 
 
 def _never_closes(exact, rng):
     return -np.inf if rng.random() < 0.5 else exact - 1e-6
 
 
+def _leaf_intervals(box, lo, hi):
+    """Each leaf's interval per column (leaves x columns, lo and hi): its segments' span on
+    a column its tree reads, else the box's."""
+    ptr, _, segoff, sega, segb, _, boff, s0, s1, _, _ = box
+    C = len(lo)
+    cl, ch = np.tile(lo, (len(box[1]), 1)), np.tile(hi, (len(box[1]), 1))
+    for k in range(len(ptr) - 1):
+        for c in range(C):
+            q = k * C + c
+            if segoff[q + 1] > segoff[q]:
+                slots = boff[q] + np.arange(ptr[k], ptr[k + 1])
+                cl[ptr[k] : ptr[k + 1], c] = sega[s0[slots]]
+                ch[ptr[k] : ptr[k + 1], c] = segb[s1[slots] - 1]
+    return cl, ch
+
+
 def test_the_leaves_filtered_from_the_parents_are_those_a_walk_of_fs_trees_gathers(spaces):
     from treesens.search.pair_mplp_jit import gather
 
-    for space, lo, hi, (ptr, clT, chT, d), _, _ in _chains(spaces, _never_closes):
+    for space, lo, hi, box, _, _ in _chains(spaces, _never_closes):
         mt = space.mt
-        want = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
-        assert np.array_equal(ptr, want[0])
-        got = sorted(map(tuple, np.c_[clT.T, chT.T, d]))
-        assert got == sorted(map(tuple, np.c_[want[1], want[2], want[3]]))
+        ptr, cl, ch, d = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
+        assert np.array_equal(box[0], ptr) and np.array_equal(box[1], d)
+        got = _leaf_intervals(box, lo, hi)
+        assert np.array_equal(got[0], cl) and np.array_equal(got[1], ch)
 
 
-def test_the_segments_with_no_parent_are_pair_mplps(spaces):
-    from treesens.search.cut_walk_jit import segments_within
+def test_a_childs_segments_from_its_parents_are_its_own_leaves_cuts(spaces):
     from treesens.search.pair_mplp_jit import gather, segments
 
-    rng = np.random.default_rng(1)
-    for space in spaces:
+    for space, lo, hi, box, _, _ in _chains(spaces, _never_closes):
         mt = space.mt
-        for _ in range(8):
-            lo, hi = space.box(rng)
-            ptr, cl, ch, _ = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
-            got = segments_within(ptr, cl.T.copy(), ch.T.copy(), lo, hi, NO_PARENT[0])
-            for a, b in zip(got, segments(ptr, cl, ch, lo, hi)):
-                assert np.array_equal(a, b)
+        ptr, cl, ch, _ = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
+        segoff, sega, segb, s0, s1 = segments(ptr, cl, ch, lo, hi)
+        assert np.array_equal(box[2], segoff)
+        assert np.array_equal(box[3], sega) and np.array_equal(box[4], segb)
+        C, boff = len(lo), box[6]
+        for k in range(len(ptr) - 1):
+            for c in range(C):
+                if segoff[k * C + c + 1] > segoff[k * C + c]:
+                    slots = boff[k * C + c] + np.arange(ptr[k], ptr[k + 1])
+                    assert np.array_equal(box[7][slots], s0[c, ptr[k] : ptr[k + 1]])
+                    assert np.array_equal(box[8][slots], s1[c, ptr[k] : ptr[k + 1]])
+
+
+def test_a_childs_leaf_terms_kept_from_its_parent_are_its_ls_maxima_over_each_leaf(spaces):
+    for _, _, _, box, _, _ in _chains(spaces, _never_closes):
+        ptr, d, segoff, _, _, lval, boff, s0, s1, ml, s = box
+        C = len(segoff) // max(len(ptr) - 1, 1)
+        want = d.copy()
+        for k in range(len(ptr) - 1):
+            for c in range(C):
+                if segoff[k * C + c + 1] > segoff[k * C + c]:
+                    for p in range(ptr[k], ptr[k + 1]):
+                        i = boff[k * C + c] + p
+                        assert ml[i] == lval[s0[i] : s1[i]].max()
+                        want[p] += ml[i]
+        assert np.array_equal(s, want)
 
 
 def test_no_bound_from_the_parents_l_falls_under_the_exact_maximum(spaces):
@@ -150,26 +185,25 @@ def test_a_walk_asked_to_stop_ends_there_marked_stopped(spaces, monkeypatch):
 
 
 def test_each_sides_bound_read_off_the_box_is_its_own_leaves_bound_at_l0(spaces):
-    from treesens.search.cut_walk_jit import bound_and_segments, leaves_within
     from treesens.search.own_cuts_jit import side_bounds
-    from treesens.search.pair_mplp_jit import total_of
+    from treesens.search.pair_mplp_jit import gather, total_of
 
-    rng, sides = np.random.default_rng(3), 0
-    for space in spaces:
-        for _ in range(4):
-            lo, hi = space.box(rng)
-            leaves = leaves_within(*root_leaves(space.mt), lo, hi)
-            *_, state, s0, s1 = bound_and_segments(*leaves, lo, hi, NO_PARENT, 0, 0.0, 0.0, 0)
-            yes, no, _ = side_bounds(leaves[0], leaves[3], *state[:3], s0, s1, lo, hi)
-            for c in range(len(lo)):
-                for r in range(lo[c] + 1, hi[c]):
-                    yes_hi, no_lo = hi.copy(), lo.copy()
-                    yes_hi[c], no_lo[c] = r, r
-                    want_yes = leaves_within(*leaves, lo, yes_hi)
-                    want_no = leaves_within(*leaves, no_lo, hi)
-                    assert yes[c, r - lo[c]] == pytest.approx(total_of(want_yes[0], want_yes[3]))
-                    assert no[c, r - lo[c]] == pytest.approx(total_of(want_no[0], want_no[3]))
-                    sides += 2
+    def bound(mt, lo, hi):
+        ptr, _, _, d = gather(mt.packed, mt.roots, mt.values, lo, hi, mt.depth)
+        return total_of(ptr, d)
+
+    sides = 0
+    for n, (space, lo, hi, box, _, _) in enumerate(_chains(spaces, _never_closes, seed=3)):
+        if n % 4:
+            continue  # a quarter of the chains' boxes: roots and children alike
+        yes, no, _ = side_bounds(box, lo, hi)
+        for c in range(len(lo)):
+            for r in range(lo[c] + 1, hi[c]):
+                yes_hi, no_lo = hi.copy(), lo.copy()
+                yes_hi[c], no_lo[c] = r, r
+                assert yes[c, r - lo[c]] == pytest.approx(bound(space.mt, lo, yes_hi))
+                assert no[c, r - lo[c]] == pytest.approx(bound(space.mt, no_lo, hi))
+                sides += 2
     assert sides > 100
 
 

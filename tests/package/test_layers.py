@@ -58,6 +58,7 @@ LAZY_MODULES = frozenset(
         "treesens.search.pair_walk_jit",  # the pair tables' compiled walk (numba)
         "treesens.search.pair_mplp_jit",  # the pair sum's Lagrangian bound (numba, opt-in)
         "treesens.search.cut_walk_jit",  # the cut walk's bound from a parent box (numba)
+        "treesens.search.own_cuts_jit",  # where the walk of its own cuts cuts a box (numba)
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
         "treesens.verify.walk_jit",  # the checker's two steps per box of a large proof
         "treesens.questions.certify",
