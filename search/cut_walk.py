@@ -40,6 +40,9 @@ class CutWalk:
     reached: int = 0  # recorded boxes reached, closed or left open
     stopped: bool = False  # by ``stop``: the boxes left on its stack are in neither
     closed_top: float = -math.inf  # the largest bound a box was closed by (pair-sum units)
+    # walk_own: the share of its tree of cuts done, a box closed or left open at depth d
+    # counting 2^-d (1 once the walk has ended unstopped)
+    done: float = 0.0
 
     def open_boxes(self, columns: int) -> np.ndarray:
         return np.array(self.open, dtype=np.int32).reshape(-1, 2 * columns)
@@ -144,9 +147,9 @@ def walk_own(
     floor2 = mt.total(floor_rows)
     gate2 = 2.0 * gate_rows if math.isfinite(gate_rows) else math.inf
     out = CutWalk()
-    stack = [(np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32), None, 0)]
+    stack = [(np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32), None, 0, 1.0)]
     while stack:
-        lo, hi, box, first = stack.pop()
+        lo, hi, box, first, share = stack.pop()
         out.visited += 1
         if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
             out.stopped = True
@@ -155,11 +158,13 @@ def walk_own(
         plain, warm, best, cols = box_bounds(box, lo, hi, sweeps, floor2, gate2, first)
         out.columns += cols
         if _tally(out, plain, warm, best, floor2):
+            out.done += share
             continue
         yes, no, cuts = side_bounds(box, lo, hi)
         c, r = kernel_cut(yes, no, cuts, lo, hi, plain)
         if c < 0:  # every tree of F has one leaf here: its bound is exact
             out.open.append(np.concatenate([lo, hi]))
+            out.done += share
             continue
-        stack += [(*side, box, c) for side in split_box(lo, hi, c, r)]
+        stack += [(*side, box, c, share / 2) for side in split_box(lo, hi, c, r)]
     return out

@@ -42,6 +42,10 @@ PHASE_1_SHARE = 0.25
 # race and sex: 99% and 90% left open; education and workclass: under 1%)
 GIVE_UP_AFTER = 512
 OPEN_SHARE = 0.5
+# walk_own gives up (the main search goes on) once it has visited OWN_GIVE_UP_AFTER boxes
+# and its pace says it will not end within the phases' share: the time it took over the
+# share of its tree of cuts done (CutWalk.done), the whole tree's time at that pace
+OWN_GIVE_UP_AFTER = 2048
 # and all three within this share: a walk that will not close leaves the main search the
 # rest (bench/reports/scale-tier.md, "The cut walk's schedule")
 PHASES_SHARE = 0.7
@@ -139,11 +143,14 @@ def _walk_then_search(
 ) -> tuple[Phases | None, int]:  # fmt: skip
     """Phases 2 and 3 at the floor now, until ``end``: the walk (of ``tiling``'s cuts;
     None: of its own), then a search from the boxes it left open."""
-    floor = hooks.floor_rows()
+    floor, start = hooks.floor_rows(), time.time()
 
     def stop(walk: CutWalk) -> bool:
         hooks.progress(boxes + walk.visited)
-        return time.time() >= end or too_coarse(walk)
+        now = time.time()
+        if tiling is None:
+            return now >= end or too_slow(walk, now - start, end - start)
+        return now >= end or too_coarse(walk)
 
     if tiling is None:
         walk = walk_own(mt, floor, stop=stop)
@@ -166,6 +173,12 @@ def too_coarse(walk: CutWalk) -> bool:
     """Whether the walk leaves so many of the recorded boxes it reached open that it is not
     worth going on."""
     return walk.reached >= GIVE_UP_AFTER and len(walk.open) > OPEN_SHARE * walk.reached
+
+
+def too_slow(walk: CutWalk, took: float, share: float) -> bool:
+    """Whether walk_own, ``took`` seconds into its ``share`` of seconds, has visited enough
+    boxes to judge its pace and will not end within the share at that pace."""
+    return walk.visited >= OWN_GIVE_UP_AFTER and took >= walk.done * share
 
 
 def _search(tab, order, root, rel, heap_bytes, **kw) -> gap_kernel.KernelSearch:

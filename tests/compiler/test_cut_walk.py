@@ -221,3 +221,20 @@ def test_the_walk_of_its_own_cuts_leaves_open_every_point_above_its_floor(spaces
         assert inside.sum(1).tolist() == [1] * len(above)
         closed += walk.closed_inherited + walk.closed_swept
     assert closed > 0
+
+
+def test_an_own_walk_that_ends_unstopped_has_done_its_whole_tree_of_cuts(spaces):
+    for space in spaces:
+        walk = walk_own(space.mt, space.mt.rows(np.quantile(space.sums, 0.5)))
+        assert not walk.stopped and walk.done == pytest.approx(1.0)
+
+
+def test_an_own_walk_stopped_early_has_done_a_share_of_its_tree_under_one(spaces, monkeypatch):
+    monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
+    shares = []
+    for space in spaces:
+        floor_rows = space.mt.rows(np.quantile(space.sums, 0.5))
+        walk = walk_own(space.mt, floor_rows, stop=lambda w: w.visited == 4)
+        if walk.stopped:
+            shares.append(walk.done)
+    assert shares and all(0.0 <= done < 1.0 for done in shares)

@@ -4,7 +4,8 @@ unless asked for, and off while recording; on after a box at one floor, its thre
 walk left open) prove the brute-force largest gap; a walk that loses its open boxes does not;
 out of their share of the time left they leave the rest to the main search. With
 TREESENS_CUT_WALK_OWN (no phase 1, the walk cutting where the kernel's rule says) as well,
-the same; and a walk whose cuts drop a side does not."""
+the same; a walk whose cuts drop a side does not; and a walk too slow for its share gives
+up to the main search, which proves the gap, where taken as done it would not."""
 
 from __future__ import annotations
 
@@ -223,6 +224,49 @@ def test_own_cuts_that_drop_a_side_fail_brute_force(monkeypatch):
     _phases_run(monkeypatch)
     split = cut_walk.split_box
     monkeypatch.setattr(cut_walk, "split_box", lambda *a: split(*a)[1:])  # the yes side only
+    problems = []
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert problems
+
+
+def test_an_own_walk_gives_up_once_its_pace_says_it_will_not_end_within_its_share():
+    few = CutWalk(visited=cut_walk_phases.OWN_GIVE_UP_AFTER - 1, done=0.0)
+    on_pace = CutWalk(visited=cut_walk_phases.OWN_GIVE_UP_AFTER, done=0.5)
+    behind = CutWalk(visited=cut_walk_phases.OWN_GIVE_UP_AFTER, done=0.4)
+    assert not cut_walk_phases.too_slow(few, 50.0, 100.0)
+    assert not cut_walk_phases.too_slow(on_pace, 49.0, 100.0)
+    assert cut_walk_phases.too_slow(behind, 41.0, 100.0)
+
+
+def _own_walks_give_up_at_once(monkeypatch) -> list:
+    # at its first box an own walk has done none of its tree: too slow for any share
+    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setattr(cut_walk_phases, "OWN_GIVE_UP_AFTER", 1)
+    monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
+    return _phases_run(monkeypatch)
+
+
+def test_an_own_walk_too_slow_for_its_share_gives_up_to_the_main_search(monkeypatch):
+    ends = _own_walks_give_up_at_once(monkeypatch)
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        assert out.proven
+        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert ends and all(end is None for end in ends)
+
+
+def test_an_own_walk_taken_as_done_when_it_gave_up_fails_brute_force(monkeypatch):
+    _own_walks_give_up_at_once(monkeypatch)
+    walk = cut_walk_phases.walk_own
+
+    def unsound(*args, **kw):
+        out = walk(*args, **kw)
+        out.stopped = False  # the boxes left on its stack are never searched
+        return out
+
+    monkeypatch.setattr(cut_walk_phases, "walk_own", unsound)
     problems = []
     for i in CASES:
         ens, q, _, out = _search(i, True, monkeypatch)
