@@ -212,6 +212,7 @@ def test_a_record_under_its_least_share_of_after_boxes_is_not_walked(monkeypatch
 @pytest.mark.parametrize("i", CASES)
 def test_the_phases_with_own_cuts_prove_the_brute_force_largest_gap(i, monkeypatch):
     monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setattr(cut_walk_phases, "beaten", lambda walk: False)  # phase 3 searches them
     ends = _phases_run(monkeypatch)
     ens, q, _, out = _search(i, True, monkeypatch)
     assert out.proven
@@ -272,3 +273,20 @@ def test_an_own_walk_taken_as_done_when_it_gave_up_fails_brute_force(monkeypatch
         ens, q, _, out = _search(i, True, monkeypatch)
         problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
     assert problems
+
+
+def test_an_own_walk_is_beaten_once_it_leaves_a_box_open():
+    assert not cut_walk_phases.beaten(CutWalk(visited=10**6))
+    assert cut_walk_phases.beaten(CutWalk(visited=1, open=[np.zeros(2)]))
+
+
+def test_an_own_walk_that_leaves_a_box_open_gives_up_to_the_main_search(monkeypatch):
+    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setattr(cut_walk_phases, "OWN_GIVE_UP_AFTER", 1 << 62)  # beaten() alone
+    monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
+    ends = _phases_run(monkeypatch)
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        assert out.proven
+        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    assert None in ends
