@@ -65,6 +65,13 @@ def split_box(lo: np.ndarray, hi: np.ndarray, c: int, r: int) -> list:
     return [(no_lo, hi), (lo, yes_hi)]
 
 
+def _stopped(out: CutWalk, stop: Callable[[CutWalk], bool] | None) -> bool:
+    """One more box visited; whether ``stop`` (asked every STOP_EVERY boxes) ends the walk."""
+    out.visited += 1
+    out.stopped = stop is not None and out.visited % STOP_EVERY == 0 and stop(out)
+    return out.stopped
+
+
 def _tally(out: CutWalk, plain: float, warm: float, best: float, floor2: float) -> bool:
     """Counts a box closed at floor2 by its bounds (at L = 0, inherited, least found);
     whether it closed."""
@@ -109,9 +116,7 @@ def walk_cuts(
     stack = [(0, lo0, hi0, root_box(mt), 0)]
     while stack:
         i, lo, hi, box, first = stack.pop()
-        out.visited += 1
-        if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
-            out.stopped = True
+        if _stopped(out, stop):
             break
         if i > 0:
             box = child_box(box, first, lo, hi)  # ``box``: the parent's until here
@@ -123,11 +128,8 @@ def walk_cuts(
         if kind[i] != SPLIT:  # a recorded box: the record's cuts end here
             out.open.append(np.concatenate([lo, hi]))
             continue
-        c, r = col[i], rank[i]
-        yes_hi, no_lo = hi.copy(), lo.copy()
-        yes_hi[c], no_lo[c] = r, r
-        stack.append((end[i + 1], no_lo, hi, box, c))
-        stack.append((i + 1, lo, yes_hi, box, c))
+        no, yes = split_box(lo, hi, col[i], rank[i])
+        stack += [(end[i + 1], *no, box, col[i]), (i + 1, *yes, box, col[i])]
     return out
 
 
@@ -150,9 +152,7 @@ def walk_own(
     stack = [(np.zeros(len(mt.sizes), np.int32), mt.sizes.astype(np.int32), None, 0, 1.0)]
     while stack:
         lo, hi, box, first, share = stack.pop()
-        out.visited += 1
-        if stop is not None and out.visited % STOP_EVERY == 0 and stop(out):
-            out.stopped = True
+        if _stopped(out, stop):
             break
         box = root_box(mt) if box is None else child_box(box, first, lo, hi)
         plain, warm, best, cols = box_bounds(box, lo, hi, sweeps, floor2, gate2, first)

@@ -163,13 +163,7 @@ def test_the_walk_leaves_open_every_point_above_its_floor(spaces):
         recorded = _recorded(space, mt.rows(np.quantile(sums, 0.9)))
         floor_rows = mt.rows(np.quantile(sums, 0.5))
         walk = walk_cuts(mt, recorded, floor_rows, sweeps=2, gate_rows=np.inf)
-        boxes = walk.open_boxes(len(mt.sizes))
-        C = len(mt.sizes)
-        above = space.points[sums > mt.total(floor_rows)]
-        inside = (
-            (above[:, None] >= boxes[None, :, :C]) & (above[:, None] < boxes[None, :, C:])
-        ).all(2)
-        assert inside.sum(1).tolist() == [1] * len(above)
+        _assert_every_point_above_in_one_open_box(space, walk, floor_rows)
         closed += walk.closed_inherited + walk.closed_swept
     assert closed > 0
 
@@ -210,15 +204,10 @@ def test_each_sides_bound_read_off_the_box_is_its_own_leaves_bound_at_l0(spaces)
 def test_the_walk_of_its_own_cuts_leaves_open_every_point_above_its_floor(spaces):
     closed = 0
     for space in spaces:
-        mt, sums, C = space.mt, space.sums, len(space.mt.sizes)
+        mt, sums = space.mt, space.sums
         floor_rows = mt.rows(np.quantile(sums, 0.5))
         walk = walk_own(mt, floor_rows, sweeps=2, gate_rows=np.inf)
-        boxes = walk.open_boxes(C)
-        above = space.points[sums > mt.total(floor_rows)]
-        inside = (
-            (above[:, None] >= boxes[None, :, :C]) & (above[:, None] < boxes[None, :, C:])
-        ).all(2)
-        assert inside.sum(1).tolist() == [1] * len(above)
+        _assert_every_point_above_in_one_open_box(space, walk, floor_rows)
         closed += walk.closed_inherited + walk.closed_swept
     assert closed > 0
 
@@ -238,3 +227,11 @@ def test_an_own_walk_stopped_early_has_done_a_share_of_its_tree_under_one(spaces
         if walk.stopped:
             shares.append(walk.done)
     assert shares and all(0.0 <= done < 1.0 for done in shares)
+
+
+def _assert_every_point_above_in_one_open_box(space, walk, floor_rows: float) -> None:
+    mt, C = space.mt, len(space.mt.sizes)
+    boxes = walk.open_boxes(C)
+    above = space.points[space.sums > mt.total(floor_rows)]
+    inside = ((above[:, None] >= boxes[None, :, :C]) & (above[:, None] < boxes[None, :, C:])).all(2)
+    assert inside.sum(1).tolist() == [1] * len(above)

@@ -33,6 +33,23 @@ CASES = range(12)
 AT_ONCE = (1.0, 1)  # rise_rows, after_boxes: the phases run after the first box
 
 
+def _proves_brute_force(i: int, monkeypatch):
+    """Case i's search, asserted proven on a bracket holding the brute-force largest gap."""
+    ens, q, _, out = _search(i, True, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    return out
+
+
+def _brute_force_problems(monkeypatch) -> list:
+    """Every case's bracket's problems against the brute-force largest gap."""
+    problems = []
+    for i in CASES:
+        ens, q, _, out = _search(i, True, monkeypatch)
+        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    return problems
+
+
 def test_the_walk_is_off_unless_treesens_cut_walk_says_rise_and_boxes():
     for off in ("", "0", "off", " OFF "):
         assert walk_setting.cut_walk_setting(off) is None
@@ -79,9 +96,7 @@ def _phases_run(monkeypatch) -> list:
 @pytest.mark.parametrize("i", CASES)
 def test_the_phases_prove_the_brute_force_largest_gap(i, monkeypatch):
     ends = _phases_run(monkeypatch)
-    ens, q, _, out = _search(i, True, monkeypatch)
-    assert out.proven
-    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    out = _proves_brute_force(i, monkeypatch)
     assert out.boxes <= 1 or (ends and ends[0] is not None and ends[0].complete)
 
 
@@ -110,11 +125,7 @@ def test_a_walk_that_loses_its_open_boxes_fails_brute_force(monkeypatch):
         return out
 
     monkeypatch.setattr(cut_walk_phases, "walk_cuts", unsound)
-    problems = []
-    for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
-    assert problems
+    assert _brute_force_problems(monkeypatch)
 
 
 def test_a_recording_search_runs_no_phases_its_certificate_is_the_main_search_s(monkeypatch):
@@ -169,9 +180,7 @@ def test_phases_out_of_their_share_leave_the_main_search_to_prove_the_gap(monkey
     ends = _phases_run(monkeypatch)
     monkeypatch.setattr(cut_walk_phases, "PHASES_SHARE", 0.0)  # phase 3: one step, then out
     for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        assert out.proven
-        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+        _proves_brute_force(i, monkeypatch)
     assert any(end is not None and not end.complete for end in ends)
 
 
@@ -181,9 +190,7 @@ def test_a_walk_leaving_most_recorded_boxes_open_gives_up_to_the_main_search(mon
     monkeypatch.setattr(cut_walk_phases, "OPEN_SHARE", 0.0)
     monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
     for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        assert out.proven
-        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+        _proves_brute_force(i, monkeypatch)
     assert None in ends
 
 
@@ -203,9 +210,7 @@ def test_a_record_under_its_least_share_of_after_boxes_is_not_walked(monkeypatch
     walks = []
     monkeypatch.setattr(cut_walk_phases, "walk_cuts", lambda *a, **kw: walks.append(a))
     for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        assert out.proven
-        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+        _proves_brute_force(i, monkeypatch)
     assert walks == [] and ends and all(end is None for end in ends)
 
 
@@ -214,9 +219,7 @@ def test_the_phases_with_own_cuts_prove_the_brute_force_largest_gap(i, monkeypat
     monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
     monkeypatch.setattr(cut_walk_phases, "beaten", lambda walk: False)  # phase 3 searches them
     ends = _phases_run(monkeypatch)
-    ens, q, _, out = _search(i, True, monkeypatch)
-    assert out.proven
-    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    out = _proves_brute_force(i, monkeypatch)
     assert out.boxes <= 1 or (ends and ends[0] is not None and ends[0].complete)
 
 
@@ -225,11 +228,7 @@ def test_own_cuts_that_drop_a_side_fail_brute_force(monkeypatch):
     _phases_run(monkeypatch)
     split = cut_walk.split_box
     monkeypatch.setattr(cut_walk, "split_box", lambda *a: split(*a)[1:])  # the yes side only
-    problems = []
-    for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
-    assert problems
+    assert _brute_force_problems(monkeypatch)
 
 
 def test_an_own_walk_gives_up_once_its_pace_says_it_will_not_end_within_its_share():
@@ -252,9 +251,7 @@ def _own_walks_give_up_at_once(monkeypatch) -> list:
 def test_an_own_walk_too_slow_for_its_share_gives_up_to_the_main_search(monkeypatch):
     ends = _own_walks_give_up_at_once(monkeypatch)
     for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        assert out.proven
-        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+        _proves_brute_force(i, monkeypatch)
     assert ends and all(end is None for end in ends)
 
 
@@ -268,11 +265,7 @@ def test_an_own_walk_taken_as_done_when_it_gave_up_fails_brute_force(monkeypatch
         return out
 
     monkeypatch.setattr(cut_walk_phases, "walk_own", unsound)
-    problems = []
-    for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        problems += _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
-    assert problems
+    assert _brute_force_problems(monkeypatch)
 
 
 def test_an_own_walk_is_beaten_once_it_leaves_a_box_open():
@@ -286,7 +279,5 @@ def test_an_own_walk_that_leaves_a_box_open_gives_up_to_the_main_search(monkeypa
     monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
     ends = _phases_run(monkeypatch)
     for i in CASES:
-        ens, q, _, out = _search(i, True, monkeypatch)
-        assert out.proven
-        assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+        _proves_brute_force(i, monkeypatch)
     assert None in ends
