@@ -26,7 +26,7 @@ import numpy as np
 
 from . import pair_mplp_jit
 from .kernel_cache import compiled_from
-from .pair_mplp_jit import NEG, max_over, segments, total_of, update_column
+from .pair_mplp_jit import NEG, column_scratch, max_over, segments, total_of, update_column
 
 compiled_from(__file__, pair_mplp_jit)
 
@@ -240,13 +240,7 @@ def sweep_from(box, blo, bhi, sweeps, floor2, first):
     cannot reach it. Returns (least total, columns updated)."""
     ptr, d, segoff, sega, segb, lval, boff, s0, s1, ml, s = box
     C, K = blo.shape[0], ptr.shape[0] - 1
-    w = 1
-    for c in range(C):
-        w = max(w, bhi[c] - blo[c])
-    levels = 1
-    while (1 << levels) <= w:
-        levels += 1
-    M, table, mk = np.empty(w + 1), np.empty((levels, w)), np.empty(sega.shape[0])
+    M, table, mk = column_scratch(blo, bhi, sega.shape[0])
     tptr, tlist = np.zeros(C + 1, np.int64), np.empty(K * C, np.int64)  # each column's trees
     for c in range(C):
         j = tptr[c]

@@ -275,6 +275,19 @@ def max_over(lval, a, b):
 
 
 @jit
+def column_scratch(blo, bhi, segments):
+    """update_column's work arrays for a box [blo, bhi) of ``segments`` segments: M over
+    the widest column's ranks, its sparse table of range maxima, the segments' maxima."""
+    w = 1
+    for c in range(blo.shape[0]):
+        w = max(w, bhi[c] - blo[c])
+    levels = 1
+    while (1 << levels) <= w:
+        levels += 1
+    return np.empty(w + 1), np.empty((levels, w)), np.empty(segments)
+
+
+@jit
 def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
     """At most ``sweeps`` sweeps of star updates over the columns from ``lval`` (changed in
     place), stopping once a sweep's total is at most floor2, or out of its reach. Returns the totals after each
@@ -282,15 +295,7 @@ def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
     was given; the caller sets the others' lval to 0)."""
     C = blo.shape[0]
     ml, s = leaf_terms(ptr, d, s0, s1, lval)
-    w = 1
-    for c in range(C):
-        w = max(w, bhi[c] - blo[c])
-    levels = 1
-    while (1 << levels) <= w:
-        levels += 1
-    M = np.empty(w + 1)
-    table = np.empty((levels, w))
-    mk = np.empty(sega.shape[0])
+    M, table, mk = column_scratch(blo, bhi, sega.shape[0])
     K, n = ptr.shape[0] - 1, d.shape[0]
     reading = np.diff(segoff).reshape(K, C) > 0
     boff = np.empty(K * C, np.int64)  # leaf p of (k, c) at c * n + p of the flat arrays
