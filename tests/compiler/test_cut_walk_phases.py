@@ -24,7 +24,13 @@ from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems
-from treesens.tests.compiler.test_gap_kernel_lazy import FAR, TOLERANCE, _case, _search
+from treesens.tests.compiler.test_gap_kernel_lazy import (
+    FAR,
+    TOLERANCE,
+    _case,
+    _proven_brute_force,
+    _search,
+)
 from treesens.tests.max_gap_oracle import exact_max_gap
 
 pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
@@ -34,11 +40,7 @@ AT_ONCE = (1.0, 1)  # rise_rows, after_boxes: the phases run after the first box
 
 
 def _proves_brute_force(i: int, monkeypatch):
-    """Case i's search, asserted proven on a bracket holding the brute-force largest gap."""
-    ens, q, _, out = _search(i, True, monkeypatch)
-    assert out.proven
-    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
-    return out
+    return _proven_brute_force(i, True, monkeypatch)
 
 
 def _brute_force_problems(monkeypatch) -> list:

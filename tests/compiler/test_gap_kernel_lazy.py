@@ -61,12 +61,18 @@ def _search(i: int, lazy: bool, monkeypatch):
     return ens, q, tab, out
 
 
-@pytest.mark.parametrize("lazy", [True, False])
-@pytest.mark.parametrize("i", range(24))
-def test_lazy_and_eager_dives_prove_the_brute_force_largest_gap(i, lazy, monkeypatch):
+def _proven_brute_force(i: int, lazy: bool, monkeypatch):
+    """Case i's search, asserted proven on a bracket holding the brute-force largest gap."""
     ens, q, _, out = _search(i, lazy, monkeypatch)
     assert out.proven
     assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    return out
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("i", range(24))
+def test_lazy_and_eager_dives_prove_the_brute_force_largest_gap(i, lazy, monkeypatch):
+    _proven_brute_force(i, lazy, monkeypatch)
 
 
 def test_lazy_dives_visit_other_boxes_than_eager_ones(monkeypatch):

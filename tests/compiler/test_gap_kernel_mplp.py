@@ -9,9 +9,7 @@ import pytest
 
 from treesens.search import gap_kernel, gap_kernel_compile
 from treesens.search.pair_mplp import mplp_setting
-from treesens.tests.compiler.test_gap_boxes import _bracket_problems
-from treesens.tests.compiler.test_gap_kernel_lazy import _search
-from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.compiler.test_gap_kernel_lazy import _proven_brute_force, _search
 
 pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
@@ -40,9 +38,7 @@ def test_a_search_with_the_bound_on_every_box_proves_the_brute_force_largest_gap
     i, lazy, monkeypatch
 ):
     monkeypatch.setattr(gap_kernel, "MPLP_BOUND", EVERY_BOX)
-    ens, q, _, out = _search(i, lazy, monkeypatch)
-    assert out.proven
-    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+    _proven_brute_force(i, lazy, monkeypatch)
 
 
 def test_the_bound_on_every_box_leaves_fewer_boxes_to_visit(monkeypatch):
