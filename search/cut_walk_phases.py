@@ -12,14 +12,13 @@ Sound by construction: phase 1's recorded boxes tile the pair space, the walk cl
 box only by a bound at most the floor and leaves the others open (cut_walk.py), and
 phase 3's search drops a box only under the floor; what is left open bounds the rest.
 
-With ``TREESENS_CUT_WALK_OWN=1`` as well (OWN_CUTS), phase 1 is skipped and the walk cuts
-where the kernel's rule says (cut_walk.walk_own), from the whole pair space.
+With ``TREESENS_CUT_WALK_OWN=1`` as well (walk_setting.own_cuts), phase 1 is skipped and the
+walk cuts where the kernel's rule says (cut_walk.walk_own), from the whole pair space.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,10 +29,8 @@ from . import gap_kernel
 from .cut_walk import CutWalk, walk_cuts, walk_own
 from .pair_boxes import PairTables
 from .pair_mplp import mplp_tables
+from .walk_setting import own_cuts
 
-# opt-in with the cut walk, to measure it: no phase 1, the walk cutting where the kernel's
-# rule says (walk_own) rather than along a record
-OWN_CUTS = os.environ.get("TREESENS_CUT_WALK_OWN", "") == "1"
 # phase 1 must end within this share of the time left when the phases start
 PHASE_1_SHARE = 0.25
 # the walk gives up (the main search goes on) once it has reached GIVE_UP_AFTER recorded
@@ -123,7 +120,7 @@ def run_phases(
     now = time.time()
     time_left = max(hooks.deadline - now, 0.0)
     until, end = now + PHASE_1_SHARE * time_left, now + PHASES_SHARE * time_left
-    if OWN_CUTS:
+    if own_cuts():  # no phase 1: the walk cuts where the kernel's rule says (walk_own)
         mt = mplp_tables(gap_kernel.flatten(tab, order), gap_kernel.reads_varied(tab))
         return _walk_then_search(tab, order, root, rel, heap_bytes, hooks, end, mt, None, 0)
     record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)

@@ -74,7 +74,7 @@ from ...compiler.errors import (  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...readers.libraries import prefer_lean_imports  # noqa: E402
 from ...readers.plugins import load_plugin  # noqa: E402
-from ...search.walk_setting import cut_walk  # noqa: E402
+from ...search.walk_setting import cut_walk, own_cuts  # noqa: E402
 from .ending import end_at_once, end_from_another_thread, end_process  # noqa: E402
 from .interrupts import (  # noqa: E402
     Terminated,
@@ -397,6 +397,7 @@ def main(argv=None, *, start: float | None = None) -> int:
         try:
             _check_timeout(args)
             cut_walk()  # a TREESENS_CUT_WALK that does not parse: refused before any work
+            own_cuts()  # and a TREESENS_CUT_WALK_OWN
             _check_output_files(args)
             for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up
                 load_plugin(plugin)

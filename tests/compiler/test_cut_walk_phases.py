@@ -72,6 +72,29 @@ def test_the_setting_is_read_where_a_search_starts_the_default_where_unset(monke
     assert walk_setting.cut_walk() is None
 
 
+def test_the_walk_cuts_its_own_boxes_for_1_or_on_and_not_for_0_off_or_empty():
+    for on in ("1", "on", " ON "):
+        assert walk_setting.own_cuts_setting(on) is True
+    for off in ("", "0", "off", " OFF "):
+        assert walk_setting.own_cuts_setting(off) is False
+
+
+@pytest.mark.parametrize("text", ["2", "yes", "true", "4.4,200000"])
+def test_an_own_cuts_setting_that_does_not_parse_is_refused_not_taken_as_off(text):
+    with pytest.raises(InputError, match='TREESENS_CUT_WALK_OWN=.*expected "1" or "on"'):
+        walk_setting.own_cuts_setting(text)
+
+
+def test_the_own_cuts_setting_is_read_when_asked_the_default_where_unset(
+    monkeypatch,
+):
+    monkeypatch.delenv("TREESENS_CUT_WALK_OWN", raising=False)
+    monkeypatch.setattr(walk_setting, "OWN_CUTS_DEFAULT", True)
+    assert walk_setting.own_cuts() is True
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "off")
+    assert walk_setting.own_cuts() is False
+
+
 def test_the_switch_is_due_once_after_boxes_at_one_floor():
     switch = cut_walk_phases.WalkSwitch((1.0, 10))
     assert not switch.due(0.5, 0, -1)
@@ -218,7 +241,7 @@ def test_a_record_under_its_least_share_of_after_boxes_is_not_walked(monkeypatch
 
 @pytest.mark.parametrize("i", CASES)
 def test_the_phases_with_own_cuts_prove_the_brute_force_largest_gap(i, monkeypatch):
-    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "1")
     monkeypatch.setattr(cut_walk_phases, "beaten", lambda walk: False)  # phase 3 searches them
     ends = _phases_run(monkeypatch)
     out = _proves_brute_force(i, monkeypatch)
@@ -226,7 +249,7 @@ def test_the_phases_with_own_cuts_prove_the_brute_force_largest_gap(i, monkeypat
 
 
 def test_own_cuts_that_drop_a_side_fail_brute_force(monkeypatch):
-    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "1")
     _phases_run(monkeypatch)
     split = cut_walk.split_box
     monkeypatch.setattr(cut_walk, "split_box", lambda *a: split(*a)[1:])  # the yes side only
@@ -244,7 +267,7 @@ def test_an_own_walk_gives_up_once_its_pace_says_it_will_not_end_within_its_shar
 
 def _own_walks_give_up_at_once(monkeypatch) -> list:
     # at its first box an own walk has done none of its tree: too slow for any share
-    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "1")
     monkeypatch.setattr(cut_walk_phases, "OWN_GIVE_UP_AFTER", 1)
     monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
     return _phases_run(monkeypatch)
@@ -276,7 +299,7 @@ def test_an_own_walk_is_beaten_once_it_leaves_a_box_open():
 
 
 def test_an_own_walk_that_leaves_a_box_open_gives_up_to_the_main_search(monkeypatch):
-    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "1")
     monkeypatch.setattr(cut_walk_phases, "OWN_GIVE_UP_AFTER", 1 << 62)  # beaten() alone
     monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
     ends = _phases_run(monkeypatch)

@@ -2,7 +2,8 @@
 flag of the solve it does not run (and its help not listing them), a gap as a percent,
 a time limit as a .sens file writes one (10s), the features without --vary (or
 space-separated after it),
-a file to write named as a folder (out/), a TREESENS_CUT_WALK that does not parse."""
+a file to write named as a folder (out/), a TREESENS_CUT_WALK or TREESENS_CUT_WALK_OWN that
+does not parse."""
 
 from __future__ import annotations
 
@@ -162,4 +163,14 @@ def test_a_cut_walk_setting_that_does_not_parse_is_refused_in_one_line(capsys, m
     assert _stderr_lines(capsys) == [
         "treesens: error: TREESENS_CUT_WALK='4.4;200000': expected \"rise_rows,after_boxes\" "
         '(e.g. "4.4,200000": a number of at least 0 and a whole number of boxes) or "off"'
+    ]
+
+
+def test_an_own_cuts_setting_that_does_not_parse_is_refused_in_one_line(capsys, monkeypatch):
+    # any value but "1" was taken as off: a search other than the one asked for, silently
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "yes")
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.2"]) == 2
+    assert _stderr_lines(capsys) == [
+        'treesens: error: TREESENS_CUT_WALK_OWN=\'yes\': expected "1" or "on", or "0", '
+        '"off" or empty'
     ]
