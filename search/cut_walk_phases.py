@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import gap_kernel
+from .compiled_calls import signals_raised
 from .cut_walk import CutWalk, walk_cuts, walk_own
 from .pair_boxes import PairTables
 from .pair_mplp import mplp_tables
@@ -80,7 +81,10 @@ class WalkSwitch:
         """The phases run over ``b`` (gap_boxes._Bounds): the boxes they visited."""
         rise, after = self.setting
         least = int(RECORD_LEAST * after)
-        got, boxes = run_phases(b.tab, b.order, root, b.rel, rise, heap_bytes, hooks, least)
+        # the walk calls its compiled code itself: Ctrl-C or SIGTERM there must reach the
+        # main search as such, not as numba's SystemError (compiled_calls.py)
+        with signals_raised():
+            got, boxes = run_phases(b.tab, b.order, root, b.rel, rise, heap_bytes, hooks, least)
         self.phases = got or self.phases
         self.ended = self.phases.complete
         return boxes

@@ -5,10 +5,12 @@ walk left open) prove the brute-force largest gap; a walk that loses its open bo
 out of their share of the time left they leave the rest to the main search. With
 TREESENS_CUT_WALK_OWN (no phase 1, the walk cutting where the kernel's rule says) as well,
 the same; a walk whose cuts drop a side does not; and a walk too slow for its share gives
-up to the main search, which proves the gap, where taken as done it would not."""
+up to the main search, which proves the gap, where taken as done it would not. Ctrl-C in
+the walk's compiled code ends the search interrupted, as in the main search's."""
 
 from __future__ import annotations
 
+import math
 import time
 from types import SimpleNamespace
 
@@ -23,6 +25,7 @@ from treesens.search.gap_boxes import largest_gap
 from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
+from treesens.tests.compiler.test_compiled_calls import _as_numba_raises
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems
 from treesens.tests.compiler.test_gap_kernel_lazy import (
     FAR,
@@ -37,6 +40,7 @@ pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numb
 
 CASES = range(12)
 AT_ONCE = (1.0, 1)  # rise_rows, after_boxes: the phases run after the first box
+WALKED = 2  # a case whose phases reach the walk, recorded or its own
 
 
 def _proves_brute_force(i: int, monkeypatch):
@@ -306,3 +310,19 @@ def test_an_own_walk_that_leaves_a_box_open_gives_up_to_the_main_search(monkeypa
     for i in CASES:
         _proves_brute_force(i, monkeypatch)
     assert None in ends
+
+
+@pytest.mark.parametrize("own", ["0", "1"])
+def test_ctrl_c_in_the_walk_s_compiled_code_ends_the_search_interrupted_with_its_bound(
+    own, monkeypatch
+):
+    # numba's dispatcher turns it into a SystemError: it ended "internal error", no bounds
+    _phases_run(monkeypatch)
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", own)
+
+    def interrupted(*args):
+        raise _as_numba_raises(KeyboardInterrupt())
+
+    monkeypatch.setattr("treesens.search.cut_walk_jit.box_bounds", interrupted)
+    _, _, _, out = _search(WALKED, True, monkeypatch)
+    assert out.interrupted and not out.proven and math.isfinite(out.upper)
