@@ -118,8 +118,11 @@ def run_phases(
     """The three phases, within ``heap_bytes`` (beside the main search's heap) and
     PHASES_SHARE of the time left: their end (the main search goes on unless it is
     complete), or None where they got no bound (or phase 1 recorded fewer than
-    ``least_record`` boxes); and the boxes they visited."""
+    ``least_record`` boxes, or the tables have no pair-sum row for the walk's bound to
+    read); and the boxes they visited."""
     cols, rows = len(tab.sizes), tab.values.shape[0]
+    if tab.first_sum >= rows:  # a regressor's change: its one row is over both inputs
+        return None, 0
     heap_bytes //= 4  # the main search holds its heap: phase 1's heap and record a quarter each
     now = time.time()
     time_left = max(hooks.deadline - now, 0.0)

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import treesens
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap
 from treesens.search import cut_walk, cut_walk_phases, gap_kernel_compile, walk_setting
@@ -35,6 +36,7 @@ from treesens.tests.compiler.test_gap_kernel_lazy import (
     _search,
 )
 from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.oracle import brute_force_largest_change
 
 pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
@@ -326,3 +328,25 @@ def test_ctrl_c_in_the_walk_s_compiled_code_ends_the_search_interrupted_with_its
     monkeypatch.setattr("treesens.search.cut_walk_jit.box_bounds", interrupted)
     _, _, _, out = _search(WALKED, True, monkeypatch)
     assert out.interrupted and not out.proven and math.isfinite(out.upper)
+
+
+def _regressor():
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(200, 3)).astype(float)
+    y = 2.0 * X[:, 0] + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=200)
+    return treesens.load_model(xgb.XGBRegressor(n_estimators=20, max_depth=3, n_jobs=1).fit(X, y))
+
+
+@pytest.mark.parametrize("own", ["0", "1"])
+def test_a_regressors_change_has_no_pair_sum_row_to_walk_the_main_search_proves_it(
+    own, monkeypatch
+):
+    # its one row is over both inputs, f(x1) - f(x2): the walk's bound reads a pair-sum row
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", own)
+    ends = _phases_run(monkeypatch)
+    ens = _regressor()
+    r = treesens.max_gap(ens, ["f0"], tolerance=1e-4)
+    m = r.max_gap
+    assert r.status == "sensitive" and m["proven"] and ends == [None]
+    assert m["lower"] <= brute_force_largest_change(ens, ["f0"]) <= m["upper"]
