@@ -30,6 +30,7 @@ from .compiled_calls import signals_raised
 from .cut_walk import CutWalk, walk_cuts, walk_own
 from .pair_boxes import PairTables
 from .pair_mplp import mplp_tables
+from .relation_boxes import meeting_boxes
 from .walk_setting import own_cuts
 
 # phase 1 must end within this share of the time left when the phases start
@@ -163,7 +164,8 @@ def _walk_then_search(
     boxes += walk.visited
     if walk.stopped:
         return None, boxes
-    left, top = walk.open_boxes(len(tab.sizes)), mt.rows(walk.closed_top)
+    # the walk's bound reads no relation: a box it left open may hold no pair that meets them
+    left, top = meeting_boxes(rel, walk.open_boxes(len(tab.sizes))), mt.rows(walk.closed_top)
     if len(left) == 0:
         return Phases(True, top, boxes), boxes
     three = _search(tab, order, root, rel, 2 * heap_bytes, start_boxes=left)

@@ -173,6 +173,15 @@ def box_meets(rel: RankRelations | None, lo, hi) -> bool:
     return rel is None or meets_arrays(rel.table, rel.same, lo, hi)
 
 
+def meeting_boxes(rel: RankRelations | None, boxes: np.ndarray) -> np.ndarray:
+    """Of boxes (rows lo | hi), those holding a pair of ranks that meets every relation
+    (None: no relation, every box)."""
+    if rel is None or not len(boxes):
+        return boxes
+    cols = boxes.shape[1] // 2
+    return boxes[_meet_each(rel, boxes[:, :cols], boxes[:, cols:])]
+
+
 def dropped_by(rel: RankRelations | None, lo, hi) -> tuple | None:
     """The step of the first relation no pair of ranks of the box meets (``event``), or
     None where every one is met."""

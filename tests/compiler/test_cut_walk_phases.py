@@ -350,3 +350,20 @@ def test_a_regressors_change_has_no_pair_sum_row_to_walk_the_main_search_proves_
     m = r.max_gap
     assert r.status == "sensitive" and m["proven"] and ends == [None]
     assert m["lower"] <= brute_force_largest_change(ens, ["f0"]) <= m["upper"]
+
+
+def test_an_open_box_no_pair_of_which_meets_the_relations_is_not_searched(monkeypatch):
+    # the walk's bound reads no relation: an own walk left such a box open, phase 3
+    # resolved it and asked its corner for ranks meeting them (relation_ranks: ValueError)
+    from treesens.tests.campaigns.test_relation_claims import _brackets, _kinds_query
+    from treesens.tests.compiler.test_max_gap_relations import _brute_max_gap, _Ratio
+    from treesens.tests.feature_kinds import kinds_ensemble
+
+    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    ends = _phases_run(monkeypatch)
+    rng = np.random.default_rng([2026, 11, 28, 6, 1])  # test_relation_claims' ratio, seed 1
+    ens = kinds_ensemble(601, int(rng.integers(2, 6)), int(rng.integers(1, 4)), n_classes=3)
+    for _ in range(3):
+        q, values = _kinds_query(rng, ens, classes=True)
+        _brackets(ens, q, _brute_max_gap(ens, q, values, _Ratio(ens.proba, q.classes)))
+    assert ends
