@@ -37,7 +37,7 @@ from ..questions.query_build import make_query, require_backend  # noqa: F401
 from ..questions.report import report as gather
 from ..questions.sweep import sweep as sweep_question
 from ..views.progress import sweep_progress
-from ..views.report_html import render
+from ..views.report_html import check_report_path, render
 
 
 class WhereTexts:
@@ -291,6 +291,7 @@ def report(model, data, *, out=None, **keywords):
     keywords.setdefault("command", _report_call(model, data, out, keywords))
     if out is not None:  # before the report's minutes, not after them
         writable_file(out, str(out))
+        check_report_path(out, str(out))
     rep = _with_progress_flag(gather)(model, data, **keywords)
     if out is not None:
         Path(out).write_text(render(rep), encoding="utf-8")

@@ -6,13 +6,16 @@ from __future__ import annotations
 import base64
 import html
 import math
+import os
 import re
 import shlex
+from pathlib import Path
 
 from ..answers.phrases import NEVER_SPLITS, lower_text, upper_text
 from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import bounds_from_data
+from ..compiler.errors import InputError
 from ..questions.report import (
     RANK_TOLERANCE,
     UNTRIED_HINT,
@@ -26,6 +29,16 @@ from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
 from .result_view import proof_label, result_html
+
+REPORT_SUFFIXES = (".html", ".htm")
+
+
+def check_report_path(path: str | os.PathLike, where: str) -> None:
+    """The page is HTML whatever the file's name says: a name that promises another format
+    (``r.txt``, ``r.pdf``, no suffix) is refused before the report's minutes, not written."""
+    if Path(path).suffix.lower() not in REPORT_SUFFIXES:
+        raise InputError("the report is an HTML page; name it FILE.html (or .htm)", where)
+
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;

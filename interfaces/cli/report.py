@@ -11,7 +11,7 @@ from pathlib import Path
 from ...compiler.errors import InputError
 from ...questions.report import CERTIFY_SECONDS, DEFAULT_BUDGET, DEFAULT_GAP, report
 from ...views.progress import sweep_progress
-from ...views.report_html import render
+from ...views.report_html import check_report_path, render
 from .check import add_certify_budget_arg
 from .common import (
     GivenOnce,
@@ -34,7 +34,12 @@ HTML page (no network, images inline).
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
-    p.add_argument("--out", required=True, metavar="HTML", help="the report file to write")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE.html",
+        help="the report file to write: an HTML page, so its name ends in .html or .htm",
+    )
     p.add_argument(
         "--features", action=GivenOnce, default=None, metavar="NAMES", help="rank only these"
     )
@@ -105,6 +110,7 @@ def _names(text: str | None) -> list[str] | None:
 def run(args) -> int:
     out = Path(args.out)
     check_writable(f"--out {out}", out)
+    check_report_path(out, f"--out {out}")
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     if args.data is None:

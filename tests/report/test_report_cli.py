@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from treesens.tests.conftest import run_treesens as _treesens
+from treesens.tests.conftest import treesens_here
 from treesens.tests.report.conftest import MODEL, ROWS
 
 
@@ -42,6 +43,16 @@ def test_report_with_an_unknown_protected_feature_is_exit_2(tmp_path):
     )
     assert p.returncode == 2
     assert "--protected: unknown feature 'nope'" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_report_out_file_not_named_html_is_refused_before_any_ranking(tmp_path):
+    out = tmp_path / "r.txt"
+    p = treesens_here("report", MODEL, "--data", ROWS, "--out", out, "--no-progress")
+    assert p.returncode == 2
+    assert p.stderr.strip() == (
+        f"treesens: error: --out {out}: the report is an HTML page; name it FILE.html (or .htm)"
+    )
+    assert not out.exists()
 
 
 @pytest.fixture(scope="module")

@@ -77,6 +77,17 @@ def test_the_python_apis_page_says_the_call_that_makes_it_again(api_page):
     )
 
 
+def test_the_python_api_refuses_a_page_not_named_html_before_any_ranking(tmp_path):
+    import treesens
+    from treesens.compiler.errors import InputError
+    from treesens.tests.report.conftest import MODEL, ROWS
+
+    out = tmp_path / "r.txt"
+    with pytest.raises(InputError, match=r"r\.txt: the report is an HTML page; name it FILE\.html"):
+        treesens.report(str(MODEL), str(ROWS), budget=5, progress=False, out=out)
+    assert not out.exists() and not (tmp_path / "r.rank.jsonl").exists()
+
+
 def _insensitive(feature: str):
     from treesens.answers.result import Result
 
