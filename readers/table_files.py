@@ -27,8 +27,19 @@ def file_stat(path: Path) -> os.stat_result:
     return st
 
 
+PARQUET_MAGIC = b"PAR1"
+
+
 def is_parquet(path: Path) -> bool:
-    return path.suffix.lower() in (".parquet", ".pq")
+    """A Parquet file by its name, or by its first bytes whatever its name (``rows.dat``,
+    a download saved without its suffix), which the CSV reader would misread."""
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+    except OSError:
+        return False
 
 
 _HEADERS: dict[tuple, tuple[list[str], np.ndarray]] = {}

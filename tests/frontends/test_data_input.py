@@ -229,6 +229,18 @@ def test_a_model_file_given_as_data_is_said_to_be_json_not_data(tmp_path, xgb_fi
         load_data(xgb_file, ens)
 
 
+def test_a_parquet_file_named_otherwise_is_read_as_parquet(tmp_path, xy, xgb_file, monkeypatch):
+    # it was named "a Parquet file, not text" in the CSV reader's error, and not read
+    import pandas as pd
+
+    X, y = xy
+    frame = pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y)
+    path = tmp_path / "rows.dat"
+    path.write_bytes(b"PAR1\x15\x04\xff\xfe")  # a Parquet file's first bytes
+    monkeypatch.setattr(pd, "read_parquet", lambda p: frame if p == path else None)
+    assert load_data(path, treesens.load_model(xgb_file)).X.shape == (60, 3)
+
+
 @pytest.mark.parametrize("sep", [";", "\t"])
 def test_a_data_file_separated_by_another_character_says_so_at_its_header(tmp_path, xgb_file, sep):
     # a spreadsheet's export with decimal commas: 0,1 would split into two fields
