@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import json
+import math
 import re
 import stat
 import warnings
@@ -186,6 +188,19 @@ def name_list(names: Iterable[object], max_names: int = 8, max_chars: int = 80) 
     if len(shown) == len(names):
         return ", ".join(shown)
     return f"{', '.join(shown)}, ... {len(names)} in all"
+
+
+def category_range(categories: tuple[str, ...] | None, lo: float, hi: float) -> str | None:
+    """The categories of codes ``lo`` .. ``hi`` by the names a user writes: ``"Sud"``, or
+    ``one of "Nord", "Ouest"``; None for a feature without names or a range of no code
+    (a message then shows the numbers)."""
+    if not categories:
+        return None
+    first, last = math.ceil(max(lo, 0)), math.floor(min(hi, len(categories) - 1))
+    if first > last:
+        return None
+    names = [json.dumps(c, ensure_ascii=False) for c in categories[first : last + 1]]
+    return names[0] if len(names) == 1 else f"one of {name_list(names, max_names=6)}"
 
 
 # the interface a user speaks, which messages name settings in: Python keywords (the

@@ -20,7 +20,15 @@ from .ensemble import (
     bounds_data_file,
     logit,
 )
-from .errors import FEATURES, InputError, binary_gap_range, closest, setting, spelled
+from .errors import (
+    FEATURES,
+    InputError,
+    binary_gap_range,
+    category_range,
+    closest,
+    setting,
+    spelled,
+)
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .plan import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Plan  # noqa: F401 - re-exported
 from .question import (  # noqa: F401 - re-exported: the question's types
@@ -579,9 +587,10 @@ def check_relations_within_bounds(
             }[kind]
             if not ok:
                 name = ens.feature_names[f]
+                sides = f"x{a + 1}.{name}", f"x{b + 1}.{name}"
                 raise InputError(
-                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold within the bounds "
-                    f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
+                    f"{sides[0]} {kind} {sides[1]} cannot hold within the bounds "
+                    f"({_within(feat, sides[0], la, ha)}, {_within(feat, sides[1], lb, hb)})"
                 )
     if varying and all(held_equal(ens, f, rels, bnds) for f in varying):
         by_data = held_by_data(ens, varying)
@@ -593,6 +602,12 @@ def check_relations_within_bounds(
             f"({names}) to one value for both inputs, so any answer would be vacuous; vary "
             "another feature or drop them"
         )
+
+
+def _within(feat: Feature, side: str, lo: float, hi: float) -> str:
+    """``x1.age in [3, 7]``; a categorical feature's by name: ``x1.region is "Sud"``."""
+    named = category_range(feat.categories, lo, hi)
+    return f"{side} in [{lo:g}, {hi:g}]" if named is None else f"{side} is {named}"
 
 
 def held_by_constraints(ens: Ensemble, q: Query, f: int) -> bool:

@@ -314,7 +314,7 @@ class BlockBuilder:
                 what = no_value_in(feat, lo, hi)
                 if what is None:
                     continue
-                b, name = bounds[k - 1], self.names[f]
+                b, name, cats = bounds[k - 1], self.names[f], feat.categories
                 before = [
                     e
                     for e in bounds[: k - 1]
@@ -323,20 +323,20 @@ class BlockBuilder:
                 if len(before) == 1:
                     e = before[0]
                     other = f"the one {self.at_lines(before, self.line_of(b))} asks for "
-                    other += show_range(e.lo, e.hi)
+                    other += show_range(e.lo, e.hi, cats)
                 elif before:
                     plo, phi = bounds_by_copy(self.ens, query(bs=before), varying)[(f, c)]
                     other = f"the ones {self.at_lines(before, self.line_of(b))} leave "
-                    other += show_range(plo, phi)
+                    other += show_range(plo, phi, cats)
                 else:
-                    other = f"it is declared in {show_range(feat.lb, feat.ub)}"
+                    other = f"it is declared in {show_range(feat.lb, feat.ub, cats)}"
                 shared = ""
                 if f not in varying and any(len(e.copies) == 1 for e in [b, *before]):
                     shared = f" ({name!r} is not varied{where}, so x1 and x2 share its value)"
                 who = f"x{c + 1}.{name}" if f in varying else name
                 raise self.err(
                     f"the bounds on {who} leave no {what}: this one asks for "
-                    f"{show_range(b.lo, b.hi)}, but {other}{shared}",
+                    f"{show_range(b.lo, b.hi, cats)}, but {other}{shared}",
                     self.place(b),
                 )
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiler.errors import category_range
 from .ast import Bool, InRange, Name, Node, Num, Ref, Text, Word
 from .grammar import KEYWORDS, NAME_RE
 
@@ -107,7 +108,11 @@ def show(x: object) -> str:
     return str(x)
 
 
-def show_range(lo: float, hi: float) -> str:
+def show_range(lo: float, hi: float, categories: tuple[str, ...] | None = None) -> str:
+    """``[1, 2]``, ``>= 3``; a categorical feature's codes by the names a .sens file
+    writes (``"Sud"``, ``one of "Nord", "Ouest"``), not by the codes it never sees."""
+    if (named := category_range(categories, lo, hi)) is not None:
+        return named
     if lo == hi:
         return fmt_num(lo)
     if lo == -math.inf:

@@ -391,6 +391,31 @@ CASES = {
             "        ^",
         ],
     ),
+    "contradicting_categories_are_named_as_written": (
+        _bc(
+            "feature mean_texture: categorical in [0, 2] {low, mid, high}\nquery q {\n"
+            '  vary mean_radius\n  fix mean_texture = low\n  where mean_texture == "high"\n}\n'
+        ),
+        [
+            '{F}:7:9: the bounds on mean_texture leave no value: this one asks for "high", but '
+            'the one at line 6 asks for "low"',
+            '  where mean_texture == "high"',
+            "        ^",
+        ],
+    ),
+    "a_relation_the_categories_rule_out_names_them": (
+        _bc(
+            "feature mean_texture: categorical in [0, 2] {low, mid, high}\nquery q {\n"
+            '  vary mean_texture\n  where x1.mean_texture == "high"\n'
+            "  where x1.mean_texture < x2.mean_texture\n}\n"
+        ),
+        [
+            "{F}:7:9: x1.mean_texture < x2.mean_texture cannot hold within the bounds "
+            '(x1.mean_texture is "high", x2.mean_texture is one of "low", "mid", "high")',
+            "  where x1.mean_texture < x2.mean_texture",
+            "        ^",
+        ],
+    ),
     "contradicting_fixed_values_on_one_line": (
         _bc("query q {\n  vary mean_texture\n  where mean_radius == 10 and mean_radius == 11\n}\n"),
         [
