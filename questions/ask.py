@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ from ..driver import solve_query
 from ..driver.solver_memory import QueryTooLarge
 from ..readers.data import dataset_for
 from ..readers.plugins import load_plugin, loaded_plugins
+from .cores import capped_threads
 from .memory import MemoryLimit, MemoryRefused, memory_limit, memory_refusal, search_budget
 
 if TYPE_CHECKING:
@@ -142,6 +143,8 @@ def answer(
     hand, the KeyboardInterrupt carries that result, recorded, as ``partial_result``."""
     start = time.time() if start is None else start
     asked = asked or Asked.of(ens, q)
+    threads = capped_threads(q.plan.threads)
+    q = replace(q, plan=replace(q.plan, threads=threads.workers))
     limit = query_memory_limit(q, memory_mb)
     too_large = memory_refusal(ens, limit)
     if too_large is not None:
@@ -149,6 +152,7 @@ def answer(
     try:
         res = _answer(ens, q, q.plan.deadline(start), limit, log, compiled)
         _note_unread(ens, q, res)
+        res.notes.extend([threads.why] if threads.why is not None else [])
     except KeyboardInterrupt as e:
         partial = getattr(e, "partial_result", None)
         if partial is not None:

@@ -13,6 +13,7 @@ from ...compiler.errors import InputError, name_list
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.campaign import Campaign, sweep_campaign
+from ...questions.cores import THREADS_CAPPED
 from ...questions.executors import parse_executor
 from ...questions.memory import refuse_file_over_limit, refuse_over_limit
 from ...questions.query_build import require_backend
@@ -245,6 +246,8 @@ def run(args) -> int:
         log(certs.summary())
     if (skipped := skipped_note(results)) is not None:
         log(skipped)
+    if (threads := threads_note(results)) is not None:
+        log(threads)
     log(f"done: {summary}")
     if args.budget is not None and (
         advice := budget_advice(results, args.budget, 1.0, _again(args))
@@ -263,6 +266,12 @@ def skipped_note(results) -> str | None:
     which = name_list(r.query for r in skipped)
     why = skipped[0].message.removeprefix("solver stage skipped: ")
     return f"note: unknown with the solver stage skipped: {which}; {why}"
+
+
+def threads_note(results) -> str | None:
+    """The note of solver threads capped to the cores, once: the table shows no notes."""
+    said = next((n for r in results for n in r.notes if THREADS_CAPPED in n), None)
+    return None if said is None else f"note: {said}"
 
 
 def _again(args) -> str:

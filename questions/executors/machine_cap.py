@@ -17,29 +17,13 @@ import math
 import os
 import sys
 import warnings
-from dataclasses import dataclass
 
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import TreesensWarning
 from ...compiler.memory_estimate import ModelSize, estimate_mb
 from ...driver.solver_memory import resident_mb
+from ..cores import Capped, usable_cores
 from ..memory import available_mb
-
-
-@dataclass(frozen=True)
-class Capped:
-    """The workers a local pool starts, and why fewer than asked (None: as asked)."""
-
-    workers: int
-    why: str | None = None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity where the system tells it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def free_for_workers_mb() -> float | None:
