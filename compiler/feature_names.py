@@ -75,9 +75,15 @@ def positional_hint(names: list[str], asked) -> str:
     )
 
 
+ALL = "all"  # every feature, where features are named
+
+
 def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]:
     """The model's names of the features ``given`` as a name, a comma-separated string,
-    an index, or a list of names and indices (check, sweep, max_gap, audit, compare)."""
+    an index, or a list of names and indices (check, sweep, max_gap, audit, compare);
+    ``all`` is every feature, as a .sens file's ``vary all`` (unless one is named so)."""
+    if isinstance(given, str) and given.strip() == ALL and ALL not in ens.feature_names:
+        return tuple(ens.feature_names)
     if isinstance(given, str):
         whole = given.strip()
         known = whole in ens.feature_names or whole.isdigit() or "," not in whole

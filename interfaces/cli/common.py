@@ -187,7 +187,7 @@ def add_query_args(
         action=GivenOnce,
         required=vary_required,
         metavar="NAMES",
-        help="comma-separated features that may differ between the two inputs"
+        help="comma-separated features that may differ between the two inputs (all: every feature)"
         if vary_listed
         else argparse.SUPPRESS,
     )

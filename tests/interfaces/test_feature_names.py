@@ -40,6 +40,17 @@ def test_a_comma_separated_string_is_several_features(ens):
     assert feature_list(ens, f"{a}, {b}") == (a, b)
 
 
+def test_all_is_every_feature_as_in_a_sens_files_vary_all(ens):
+    assert feature_list(ens, "all") == tuple(ens.feature_names)
+
+
+def test_a_feature_named_all_is_that_feature_not_every_one(ens):
+    from dataclasses import replace
+
+    named = replace(ens, features=(replace(ens.features[0], name="all"), *ens.features[1:]))
+    assert feature_list(named, "all") == ("all",)
+
+
 def test_an_index_is_the_feature_at_that_place(ens):
     assert feature_list(ens, 2) == (ens.feature_names[2],)
 
