@@ -383,9 +383,21 @@ def say_data_notes(*datasets: Dataset) -> None:
         say_note(note)
 
 
+def refuse_details_as_data(cols: list[str], names: list[str], where: str) -> None:
+    """Columns ``feature`` and ``name`` and none of the model's: a details file given as
+    data, which a model of generic names would otherwise take as naming its features."""
+    if {"feature", "name"} <= set(cols) and not set(names) & set(cols):
+        raise InputError(
+            "a details file (feature,name,lb,ub: the features' names and bounds), not data: "
+            "give it with --details (details=)",
+            where,
+        )
+
+
 def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):
     """The error for data whose columns do not name the model's features (columns are
     matched by name; by position only for a model whose names are generic)."""
+    refuse_details_as_data(cols, names, where)
     missing = [n for n in names if n not in cols]
     extra = [c for c in cols if c not in names]
     others = (

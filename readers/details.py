@@ -32,6 +32,7 @@ from .data import (
     looks_like_values,
     names_are_generic,
     read_features,
+    refuse_details_as_data,
     unread_absent,
 )
 from .formats.registry import generic_names
@@ -410,6 +411,7 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     if not has_generic_names(ens) or unread_absent(ens, cols) is not None:
         return ens  # a column for each feature a tree reads, by name
     _partly_named(ens, cols, where)
+    refuse_details_as_data(cols, ens.feature_names, where)
     if looks_like_values(cols):  # the first row read as the header
         raise InputError(
             "its first line holds numbers, not column names: the data needs a header row "

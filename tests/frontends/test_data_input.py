@@ -229,6 +229,22 @@ def test_a_model_file_given_as_data_is_said_to_be_json_not_data(tmp_path, xgb_fi
         load_data(xgb_file, ens)
 
 
+def test_a_details_file_given_as_data_is_said_to_be_one(tmp_path):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    ens = treesens.load_model(examples / "breast_cancer_xgb.json")
+    with pytest.raises(InputError, match=r"a details file \(feature,name,lb,ub: .*--details"):
+        load_data(examples / "breast_cancer_details.csv", ens)
+
+
+def test_a_details_file_given_as_data_names_no_generic_features(tmp_path, xgb_file):
+    # a model of 3 generic features took its columns feature, name, lb as their names
+    path = _write(tmp_path, "d.csv", "feature,name,lb\n0,a,0\n1,b,0\n2,c,0\n")
+    with pytest.raises(InputError, match=r"d\.csv:1: a details file \(feature,name,lb,ub"):
+        treesens.load_model(xgb_file, data=path)
+
+
 def test_a_parquet_file_named_otherwise_is_read_as_parquet(tmp_path, xy, xgb_file, monkeypatch):
     # it was named "a Parquet file, not text" in the CSV reader's error, and not read
     import pandas as pd
