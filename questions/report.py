@@ -275,8 +275,14 @@ def _provenance(ens: Ensemble, files: list[FileFacts], command: str, usage: Usag
 
 def _results_paths(results: str | Path) -> tuple[Path, Path]:
     """The ranking's and the checks' logs beside ``results``, its folder made if missing."""
+    make_folder_of(Path(results), str(results))
+    return results_logs(results)
+
+
+def results_logs(results: str | Path) -> tuple[Path, Path]:
+    """The ranking's and the checks' logs beside ``results`` (``NAME.rank.jsonl``,
+    ``NAME.checks.jsonl``), which a report run again reuses."""
     base = Path(results)
-    make_folder_of(base, str(base))
     stem = base.name.removesuffix(".jsonl")
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
 

@@ -9,7 +9,13 @@ from functools import partial
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ...questions.report import CERTIFY_SECONDS, DEFAULT_BUDGET, DEFAULT_GAP, report
+from ...questions.report import (
+    CERTIFY_SECONDS,
+    DEFAULT_BUDGET,
+    DEFAULT_GAP,
+    report,
+    results_logs,
+)
 from ...views.progress import sweep_progress
 from ...views.report_html import check_report_path, render
 from .check import add_certify_budget_arg
@@ -117,7 +123,25 @@ def run(args) -> int:
         raise InputError("report needs --data ROWS.csv: the rows it audits")
     results = Path(args.results) if args.results else out.with_suffix(".jsonl")
     ens = load_from_args(args)
-    rep = report(
+    try:
+        rep = _report(args, ens, results)
+    except KeyboardInterrupt:  # Ctrl-C or a signal: where what was answered is
+        if kept := [str(p) for p in results_logs(results) if p.is_file()]:
+            log(
+                f"the answers so far are in {' and '.join(kept)}: the same command run again "
+                "reuses them"
+            )
+        raise
+    out.write_text(render(rep), encoding="utf-8")
+    log(f"report written to {out} ({rep.seconds:.0f}s)")
+    for line in rep.unanswered:
+        log(f"not answered: {line}")
+    return 0
+
+
+def _report(args, ens, results: Path):
+    """The report the flags ask for, its answers kept in the logs beside ``results``."""
+    return report(
         ens,
         args.data,
         label=args.label,
@@ -136,8 +160,3 @@ def run(args) -> int:
         certify_budget=CERTIFY_SECONDS if args.certify_budget is None else args.certify_budget,
         certify_rows=args.certify_rows,
     )
-    out.write_text(render(rep), encoding="utf-8")
-    log(f"report written to {out} ({rep.seconds:.0f}s)")
-    for line in rep.unanswered:
-        log(f"not answered: {line}")
-    return 0

@@ -97,3 +97,23 @@ def test_an_audit_cut_short_says_its_out_file_holds_the_answers_for_resume(
         f"the answers so far are in {out}: run the audit again with --resume {out} to ask the rest",
         "treesens: interrupted",
     ]
+
+
+def test_a_report_cut_short_says_which_logs_keep_its_answers_for_a_second_run(
+    tmp_path, capsys, monkeypatch
+):
+    # was "treesens: interrupted" alone, the ranking kept in r.rank.jsonl unmentioned
+    from treesens.interfaces.cli import report as report_cmd
+
+    def ranked_then_ctrl_c(*_a, **_k):
+        (tmp_path / "r.rank.jsonl").write_text("")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_cmd, "report", ranked_then_ctrl_c)
+    rows = str(Path(MODEL).with_name("breast_cancer_rows.csv"))
+    assert main(["report", MODEL, "--data", rows, "--out", str(tmp_path / "r.html")]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-2:] == [
+        f"the answers so far are in {tmp_path / 'r.rank.jsonl'}: the same command run again "
+        "reuses them",
+        "treesens: interrupted",
+    ]
