@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ...backends.lpformat import to_lp, to_mps
 from ...backends.smtlib import to_smtlib
@@ -116,13 +117,29 @@ def refuse_solve_flags(args) -> None:
 
 
 def _format(args) -> str:
+    """--format, else the -o file's suffix; both, naming two formats (--format lp -o
+    q.smt2), are refused rather than one format written under the other's name."""
+    named = _named_format(args.output or "-")
     if args.out_format:
+        if named is not None and named != args.out_format:
+            raise InputError(
+                f"--format {args.out_format} writes {args.out_format.upper()}, but the file's "
+                f"name says {named}: drop --format, or name the file "
+                f"{Path(args.output).with_suffix('.' + args.out_format).name}",
+                args.output,
+            )
         return args.out_format
-    out = args.output or "-"
+    if named is not None:
+        return named
+    raise InputError("give --format smt2|lp|mps (or an -o file ending in .smt2, .lp or .mps)")
+
+
+def _named_format(out: str) -> str | None:
+    """The format an output file's suffix names (``.smt`` is SMT-LIB too), else None."""
     for f in FORMATS:
         if out.endswith("." + f) or (f == "smt2" and out.endswith(".smt")):
             return f
-    raise InputError("give --format smt2|lp|mps (or an -o file ending in .smt2, .lp or .mps)")
+    return None
 
 
 def emit_text(

@@ -182,3 +182,14 @@ def test_details_given_twice_is_refused(capsys):
     argv = ["check", BREAST, "--vary", "mean_texture", "--details", details]
     assert main([*argv, "--details", details]) == 2
     assert "--details: given twice" in capsys.readouterr().err
+
+
+def test_emit_format_naming_another_format_than_the_out_file_is_bad_input(tmp_path, capsys):
+    # it wrote LP into q.smt2, saying "wrote q.smt2 (lp, ...)"
+    out = tmp_path / "q.smt2"
+    argv = ["emit", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--format", "lp"]
+    assert main([*argv, "-o", str(out)]) == 2
+    assert f"{out}: --format lp writes LP, but the file's name says smt2: drop --format, or " in (
+        capsys.readouterr().err
+    )
+    assert not out.exists()
