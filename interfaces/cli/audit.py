@@ -34,6 +34,7 @@ from .common import (
     GivenOnce,
     add_memory_arg,
     add_model_args,
+    check_results_log_name,
     check_writable,
     kept_line,
     load_from_args,
@@ -206,6 +207,9 @@ def untried_hint(text: str) -> str:
 
 def check_outputs(args) -> None:
     """Fail before any row is answered when a file the audit writes cannot be written."""
+    for flag in ("out", "resume"):
+        if (path := getattr(args, flag)) is not None:
+            check_results_log_name(f"--{flag}", path)
     for flag in ("out", "resume", "plot"):
         path = getattr(args, flag)
         if path is not None:

@@ -501,6 +501,21 @@ def kept_line(args, command: str) -> str | None:
     return "the answers so far are not kept: --out FILE keeps each as it ends, for --resume"
 
 
+# names of files that hold a table, not a results log (JSON Lines)
+TABLE_SUFFIXES = (".csv", ".tsv", ".xlsx", ".xls", ".md", ".html", ".htm")
+
+
+def check_results_log_name(flag: str, path: str, table: str = "") -> None:
+    """A results log (--out, --resume) named as a table (``s.csv``, ``s.xlsx``) would
+    get JSON Lines under a table's name: refused; ``table`` says where a table goes."""
+    if Path(path).suffix.lower() in TABLE_SUFFIXES:
+        raise InputError(
+            f"the results log is JSON Lines (one result a line), not a table: name it "
+            f"FILE.jsonl{table}",
+            f"{flag} {path}",
+        )
+
+
 def check_writable(where: str, path: Path) -> None:
     """Can ``path`` be appended to (created if missing, and removed again; its folder
     made where missing)? An input error naming ``where`` (the flag and the file) otherwise."""

@@ -41,6 +41,7 @@ from .common import (
     add_model_args,
     add_query_args,
     check_data,
+    check_results_log_name,
     check_writable,
     flag_constraints,
     kept_line,
@@ -116,8 +117,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--table-out",
         default=None,
         metavar="FILE",
-        help="also write the final table to FILE: CSV for a name ending in .csv, else Markdown "
-        "(whatever --table shows)",
+        help="also write the final table to FILE: CSV for a name ending in .csv, Markdown for "
+        ".md, .txt or no suffix (whatever --table shows)",
     )
     p.add_argument(
         "--budget",
@@ -304,6 +305,22 @@ def not_held_by_where(args, ens, subsets: list, features) -> list:
     return subsets
 
 
+TABLE_CSV = "FILE.csv"
+MARKDOWN_SUFFIXES = ("", ".md", ".markdown", ".txt")
+
+
+def check_table_name(path: str) -> None:
+    """--table-out writes CSV (``.csv``) or Markdown (``.md``, ``.txt``, no suffix); a name
+    promising another format (``t.xlsx``, ``t.html``) is refused, not written as Markdown."""
+    suffix = Path(path).suffix.lower()
+    if suffix != ".csv" and suffix not in MARKDOWN_SUFFIXES:
+        raise InputError(
+            f"the table is written as CSV ({TABLE_CSV}) or Markdown (FILE.md, FILE.txt), not "
+            f"as {suffix}",
+            f"--table-out {path}",
+        )
+
+
 def parse_features(text: str | None) -> list[str] | None:
     """The --features list (None: every feature of the model)."""
     if text is None:
@@ -325,6 +342,11 @@ def check_outputs(args) -> None:
             "--resume FILE appends the new results to FILE: give --out the same file or drop it",
             f"--out {args.out}",
         )
+    for flag in ("out", "resume"):
+        if (path := getattr(args, flag)) is not None:
+            check_results_log_name(f"--{flag}", path, f" (the table: --table-out {TABLE_CSV})")
+    if args.table_out is not None:
+        check_table_name(args.table_out)
     for flag in ("out", "resume", "table_out"):
         path = getattr(args, flag)
         if path is not None:

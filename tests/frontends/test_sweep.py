@@ -227,7 +227,7 @@ def test_appending_to_a_file_whose_first_line_is_not_json_is_refused(tmp_path):
 
 
 def test_cli_sweep_out_into_a_file_that_is_not_json_lines_is_refused(tmp_path):
-    f = tmp_path / "rows.csv"
+    f = tmp_path / "rows.jsonl"  # a CSV's lines under a log's name (rows.csv: by its name)
     f.write_text("a,b\n1,2\n")
     argv = ["--features", "mean_texture", "--gap", "0.2", "--out", f, "--table", "none"]
     p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
@@ -239,7 +239,7 @@ def test_cli_sweep_resume_from_a_file_that_is_not_json_lines_is_one_line_before_
     tmp_path,
 ):
     # it warned once per line of the CSV (570 lines for a data file) before refusing it
-    f = tmp_path / "rows.csv"
+    f = tmp_path / "rows.jsonl"
     f.write_text("a,b\n1,2\n3,4\n")
     argv = ["--features", "mean_texture", "--gap", "0.2", "--resume", f, "--table", "none"]
     p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
@@ -331,6 +331,24 @@ def test_unwritable_output_is_an_input_error_before_the_model_loads(tmp_path, fl
     (tmp_path / "a_file").write_text("")
     r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), flag, path], tmp_path)
     assert (r.returncode, r.stderr) == (2, f"treesens: error: {flag} {path}: {problem}\n")
+
+
+def test_a_table_out_named_as_another_format_is_refused_before_the_model_loads(tmp_path):
+    # it wrote Markdown into t.xlsx
+    r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), "--table-out", "t.xlsx"], tmp_path)
+    assert (r.returncode, r.stderr) == (
+        2,
+        "treesens: error: --table-out t.xlsx: the table is written as CSV (FILE.csv) or "
+        "Markdown (FILE.md, FILE.txt), not as .xlsx\n",
+    )
+
+
+def test_an_out_file_named_as_a_table_is_refused_pointing_at_table_out(tmp_path):
+    # it wrote JSON Lines into s.csv
+    r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), "--out", "s.csv"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.startswith("treesens: error: --out s.csv: the results log is JSON Lines")
+    assert r.stderr.endswith("name it FILE.jsonl (the table: --table-out FILE.csv)\n")
 
 
 def test_out_and_resume_naming_different_files_is_an_input_error(tmp_path):

@@ -193,3 +193,13 @@ def test_emit_format_naming_another_format_than_the_out_file_is_bad_input(tmp_pa
         capsys.readouterr().err
     )
     assert not out.exists()
+
+
+def test_an_audit_out_file_named_as_a_table_is_bad_input(tmp_path, capsys):
+    # it wrote JSON Lines into rows.csv
+    out = tmp_path / "rows.csv"
+    argv = ["audit", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--data", ROWS]
+    assert main([*argv, "--out", str(out)]) == 2
+    assert "the results log is JSON Lines (one result a line), not a table: name it " in (
+        capsys.readouterr().err
+    )
