@@ -359,7 +359,7 @@ def test_an_open_box_no_pair_of_which_meets_the_relations_is_not_searched(monkey
     from treesens.tests.compiler.test_max_gap_relations import _brute_max_gap, _Ratio
     from treesens.tests.feature_kinds import kinds_ensemble
 
-    monkeypatch.setattr(cut_walk_phases, "OWN_CUTS", True)
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "1")
     ends = _phases_run(monkeypatch)
     rng = np.random.default_rng([2026, 11, 28, 6, 1])  # test_relation_claims' ratio, seed 1
     ens = kinds_ensemble(601, int(rng.integers(2, 6)), int(rng.integers(1, 4)), n_classes=3)
