@@ -93,8 +93,10 @@ def kernel_lag(
     ft: FlatTables, reads_f: np.ndarray, setting: tuple[int, float] | None
 ) -> tuple | None:
     """What the kernel's run takes to apply the bound (pair_mplp_jit.lag_rows):
-    ``setting`` (sweeps, gate in row units); None: off (the kernel compiled without it)."""
-    if setting is None:
+    ``setting`` (sweeps, gate in row units); None: off (the kernel compiled without it),
+    as where the tables have no pair-sum row (a regressor's change: its one row is over
+    both inputs, f(x1) - f(x2))."""
+    if setting is None or ft.first_sum >= ft.values.shape[1]:
         return None
     mt = mplp_tables(ft, reads_f)
     sweeps, gate = setting

@@ -47,3 +47,17 @@ def test_the_bound_on_every_box_leaves_fewer_boxes_to_visit(monkeypatch):
         monkeypatch.setattr(gap_kernel, "MPLP_BOUND", setting)
         boxes[setting] = sum(_search(i, True, monkeypatch)[3].boxes for i in CASES)
     assert boxes[EVERY_BOX] < boxes[None]
+
+
+def test_a_regressors_change_has_no_pair_sum_row_the_search_proves_it_without_the_bound(
+    monkeypatch,
+):
+    # its one row is over both inputs, f(x1) - f(x2): the bound read a row past the last
+    import treesens
+    from treesens.tests.compiler.test_cut_walk_phases import _regressor
+    from treesens.tests.oracle import brute_force_largest_change
+
+    monkeypatch.setattr(gap_kernel, "MPLP_BOUND", EVERY_BOX)
+    ens = _regressor()
+    m = treesens.max_gap(ens, ["f0"], tolerance=1e-4).max_gap
+    assert m["proven"] and m["lower"] <= brute_force_largest_change(ens, ["f0"]) <= m["upper"]
