@@ -221,8 +221,14 @@ def run(args) -> int:
     if args.budget is not None and getattr(args, "work", None) is not None:
         limit += BUDGET_OVER_WORK
     log(
-        f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, {limit}"
+        f"sweep of {ens.source}{reading}: {len(subsets):,} quer{'y' if len(subsets) == 1 else 'ies'}, {limit}"
     )
+    if len(subsets) > MANY_QUERIES and args.budget is None and args.sample is None:
+        keep = "" if args.out or args.resume else ", --out FILE.jsonl keeps each answer"
+        log(
+            f"note: {len(subsets):,} queries may take long (each up to its --timeout): "
+            f"--sample N asks N of them at random, --budget SECONDS caps the sweep{keep}"
+        )
     if features is None and (held := held_features(ens)):
         log(f"left out ({held_reason(ens)}): {', '.join(held)}")
     certs = None
@@ -305,6 +311,7 @@ def not_held_by_where(args, ens, subsets: list, features) -> list:
     return subsets
 
 
+MANY_QUERIES = 10_000  # a sweep past this many says how to ask fewer
 TABLE_CSV = "FILE.csv"
 MARKDOWN_SUFFIXES = ("", ".md", ".markdown", ".txt")
 

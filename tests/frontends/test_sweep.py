@@ -42,6 +42,31 @@ def test_subset_size_out_of_range_is_an_input_error():
         feature_subsets(_ens(), 6)
 
 
+def test_more_subsets_than_a_sweep_lists_are_refused_before_listing_them(monkeypatch):
+    # 30 features choose 12 took 13.6 GB and two minutes before the first query
+    from treesens.questions import sweep
+
+    monkeypatch.setattr(sweep, "MAX_SWEEP_QUERIES", 9)
+    with pytest.raises(InputError, match=r"subsets 2 of 5 features are 10 queries, more than a "):
+        feature_subsets(_ens(), 2)
+
+
+def test_a_sample_within_what_a_sweep_lists_is_drawn_from_more_subsets(monkeypatch):
+    from treesens.questions import sweep
+
+    monkeypatch.setattr(sweep, "MAX_SWEEP_QUERIES", 9)
+    assert len(feature_subsets(_ens(), 2, sample=3)) == 3
+
+
+def test_a_sweep_of_many_queries_says_how_to_ask_fewer(monkeypatch):
+    from treesens.interfaces.cli import sweep as sweep_cmd
+
+    monkeypatch.setattr(sweep_cmd, "MANY_QUERIES", 1)
+    argv = ["--features", "mean_texture,mean_radius", "--table", "none"]
+    p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
+    assert "note: 2 queries may take long (each up to its --timeout): --sample N" in p.stderr
+
+
 def test_features_are_swept_in_the_order_given():
     assert feature_subsets(_ens(), 1, features=["f3", "f1"]) == [("f3",), ("f1",)]
 
