@@ -21,7 +21,7 @@ from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import KEYWORDS, TOP_KEYWORDS, parser
-from .slips import joiner_slip, max_gap_flag, number_slip, vary_lists_nothing
+from .slips import equals_slip, joiner_slip, max_gap_flag, number_slip, vary_lists_nothing
 
 
 def _tok_pos(tok) -> nodes.Pos:
@@ -514,7 +514,7 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
         before = text[: tok.start_pos] if tok.start_pos is not None else ""
-        slip = joiner_slip(shown, _expected_keywords(expected))  # 'or', '&&'
+        slip = joiner_slip(shown, _expected_keywords(expected)) or equals_slip(text, tok, expected)
         if slip or ((flag := max_gap_flag(shown)) and "gap" in _expected_keywords(expected)):
             raise err(slip or flag, tok.line, tok.column) from None
         hyphened = _hyphened_keyword(before, shown, expected)

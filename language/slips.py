@@ -93,3 +93,14 @@ def joiner_slip(word: str, expected_keywords: set[str]) -> str | None:
     if word in ("&&", "&"):
         return f"unexpected {word!r}: constraints are joined by 'and'"
     return None
+
+
+def equals_slip(text: str, tok, expected) -> str | None:
+    """The error of '=' alone where a comparison goes (``where age = 30``, as SQL and a
+    ``fix`` write it; not ``=!``, another slip), the token ``tok`` of ``text``: a
+    comparison's equals is '=='; None otherwise. ``expected``: the names of the terminals
+    the parser expected."""
+    here = text[tok.start_pos : tok.start_pos + 2] if tok.start_pos is not None else ""
+    if here[:1] != "=" or here[1:] in ("!", "<", ">") or "CMP" not in set(expected):
+        return None
+    return "unexpected '=': a comparison tests equality with '==' (age == 30)"

@@ -256,3 +256,12 @@ def test_a_bad_where_keyword_is_an_input_error_naming_it():
 
     with pytest.raises(InputError, match=r"^where='x1\.mean_textur <= 12': unknown feature"):
         treesens.check(MODEL, ["mean_texture"], where="x1.mean_textur <= 12")
+
+
+def test_a_where_flag_with_a_single_equals_is_told_the_comparison_is_double(capsys):
+    model = str(EXAMPLES / "breast_cancer_xgb.json")
+    argv = ["check", model, "--vary", "mean_texture", "--where", "mean_radius = 12"]
+    assert main(argv) == 2
+    assert "unexpected '=': a comparison tests equality with '==' (age == 30)" in (
+        capsys.readouterr().err
+    )

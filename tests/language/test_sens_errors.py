@@ -645,6 +645,15 @@ CASES = {
             "^",
         ],
     ),
+    # was "unexpected '='; expected 'in', a comparison (<=, <, >=, >, ==, !=)"
+    "a_single_equals_in_a_comparison": (
+        _bc("query q {\n  vary mean_texture\n  where mean_radius = 12\n}\n"),
+        [
+            "{F}:5:21: unexpected '=': a comparison tests equality with '==' (age == 30)",
+            "  where mean_radius = 12",
+            "                    ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
