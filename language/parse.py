@@ -18,6 +18,7 @@ from ..compiler.errors import InputError, closest, duration_seconds, not_utf8
 from ..compiler.options import MODE_ALIASES, work_amount
 from ..compiler.query import ANY
 from . import ast as nodes
+from . import slips
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import KEYWORDS, TOP_KEYWORDS, parser
@@ -575,7 +576,7 @@ def _unexpected_characters(e: UnexpectedCharacters, text: str, err) -> SensError
     if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
         expected = _describe_expected(_accepted(e, e.allowed))
         return err(f"unexpected {word!r}; expected {expected}", e.line, e.column)
-    return err(f"unexpected character {ch!r}", e.line, e.column)
+    return err(slips.character_slip(before, ch), e.line, e.column)
 
 
 def _spaced_name(before: str, tok, expected) -> str | None:

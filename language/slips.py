@@ -104,3 +104,18 @@ def equals_slip(text: str, tok, expected) -> str | None:
     if here[:1] != "=" or here[1:] in ("!", "<", ">") or "CMP" not in set(expected):
         return None
     return "unexpected '=': a comparison tests equality with '==' (age == 30)"
+
+
+# a path given bare after the statement that names a file: its first character is no token
+_PATH_STATEMENT = re.compile(r"\b(model|data|from|plugin)[ \t]+$")
+
+
+def character_slip(before: str, ch: str) -> str:
+    """The error of a character no token starts with, ``before`` the text before it: a
+    path left unquoted (``model /models/m.json``), a ';' ending a statement; else the
+    character named alone."""
+    if (m := _PATH_STATEMENT.search(before)) and ch in "/\\~.":
+        return f'unexpected character {ch!r}: a path is quoted ({m.group(1)} "path/to/file")'
+    if ch == ";":
+        return "unexpected character ';': statements are set apart by a new line or a space"
+    return f"unexpected character {ch!r}"

@@ -654,6 +654,24 @@ CASES = {
             "                    ^",
         ],
     ),
+    # was "unexpected character '/'"
+    "a_model_path_left_unquoted": (
+        "model /models/m.json\nquery q { vary a }\n",
+        [
+            "{F}:1:7: unexpected character '/': a path is quoted (model \"path/to/file\")",
+            "model /models/m.json",
+            "      ^",
+        ],
+    ),
+    # was "unexpected character ';'"
+    "a_statement_ended_by_a_semicolon": (
+        _bc("query q { vary mean_texture; gap 0.2 }\n"),
+        [
+            "{F}:3:28: unexpected character ';': statements are set apart by a new line or a space",
+            "query q { vary mean_texture; gap 0.2 }",
+            "                           ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
