@@ -135,18 +135,43 @@ class OneLineParser(argparse.ArgumentParser):
             message = f"{sens}: {SENS_NOT_A_MODEL}"  # not a model without --vary: a query file
         elif message.startswith("the following arguments are required: --vary"):
             message += _features_without_vary(getattr(self, "words", ()))
+            message += self.flag_guess(["--vary"])
         elif message.startswith("unrecognized arguments"):
             message += _word_after_model(getattr(self, "words", ()), message)
         words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
             # a flag for them is what the user tried
             message += f"; {WHERE_TAKEN_BY if 'where' in words else CONSTRAINTS_BY_FLAG}"
+        elif message.startswith("unrecognized arguments"):
+            message += self.flag_guess(message.partition(":")[2].split())
         message = _with_guess(message)
         prog = self.prog
         if message.startswith("unrecognized arguments") and getattr(self, "command", None):
             prog += f" {self.command}"  # told by the top parser: the words are the command's
         print(f"treesens: error: {message} (see {prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+    def flag_guess(self, asked: list[str]) -> str:
+        """The flag a misspelt one most likely meant ("; did you mean --gap for --gaps?"),
+        "" without one: argparse names an unknown flag alone, and a required flag whose
+        name was misspelt (``--Vary``) as missing. ``asked``: the words argparse named
+        (the unknown words, or the required flags)."""
+        known, asked = self.command_flags(), [w.partition("=")[0] for w in asked]
+        for word in (w.partition("=")[0] for w in getattr(self, "words", ())):
+            if not word.startswith("--") or word in known:
+                continue
+            near = near_matches(word, known, 1)
+            if near and (word in asked or near[0] in asked):
+                return f"; did you mean {near[0]} for {word}?"
+        return ""
+
+    def command_flags(self) -> list[str]:
+        """The long flags of the command the words name (none for an unknown command)."""
+        for action in getattr(self, "_actions", ()):
+            choices = getattr(action, "choices", None)
+            if isinstance(choices, dict) and self.command in choices:
+                return [f for f in choices[self.command]._option_string_actions if f[:2] == "--"]
+        return [f for f in getattr(self, "_option_string_actions", {}) if f[:2] == "--"]
 
 
 # a command a new user tries that is a flag of a command: what asks it
@@ -216,7 +241,7 @@ def _word_after_model(argv, message: str) -> str:
     ``--vary sex bmi``, that the list is one word, comma-separated."""
     argv = list(argv)
     unknown = message.partition(":")[2].split()
-    if unknown and unknown[0] in argv[2:]:
+    if unknown and unknown[0] in argv[2:] and not unknown[0].startswith("-"):
         i = argv.index(unknown[0], 2)
         if argv[i - 2] in LIST_FLAGS:
             flag, given = argv[i - 2], argv[i - 1].rstrip(",")

@@ -130,6 +130,28 @@ def test_an_unrecognized_word_after_other_flags_is_told_as_before(capsys):
     ]
 
 
+def test_a_misspelt_flag_after_a_list_flag_is_told_the_flag_it_meant(capsys):
+    # was "--vary takes one comma-separated list: --vary mean_texture,--gaps"
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gaps", "0.2"]) == 2
+    assert capsys.readouterr().err == (
+        "treesens: error: unrecognized arguments: --gaps 0.2; did you mean --gap for --gaps? "
+        "(see treesens check --help)\n"
+    )
+
+
+def test_a_misspelt_flag_given_with_its_value_after_equals_is_told_the_flag(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--treads=2"]) == 2
+    assert "did you mean --threads for --treads?" in capsys.readouterr().err
+
+
+def test_a_required_flag_in_another_case_is_told_the_flag_not_only_missing(capsys):
+    assert main(["check", MODEL, "--Vary", "mean_texture"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "treesens: error: the following arguments are required: --vary; did you mean --vary "
+        "for --Vary?"
+    )
+
+
 def test_a_missing_vary_with_no_word_after_the_model_is_told_as_before(capsys):
     assert main(["check", MODEL, "--gap", "0.2"]) == 2
     assert _stderr_lines(capsys) == [
