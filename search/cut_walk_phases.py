@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import process_time
 
 import numpy as np
 
@@ -66,10 +67,63 @@ class Phases:
     boxes: int = 0
 
 
+# how the phases ended (WalkReport.ended)
+PROVED = "proved"
+BEATEN = "gave up: beaten"
+TOO_SLOW = "gave up: too slow"
+TOO_COARSE = "gave up: too coarse"
+RECORD_TOO_SMALL = "record too small"
+RECORD_FULL = "record full"
+OUT_OF_TIME = "out of time"
+BOXES_SHED = "boxes shed"
+
+
+@dataclass
+class WalkReport:
+    """What the phases did, for the result's stats: after how many of the main search's
+    boxes they started, the cuts walked ("own" or "record"), the floor walked at (row
+    units; None: no walk), the boxes the walk visited, closed and left open, the CPU
+    seconds of the phases and how they ended (None: they did not run)."""
+
+    after_boxes: int
+    cuts: str
+    floor_rows: float | None = None
+    visited: int = 0
+    closed: int = 0
+    left_open: int = 0
+    cpu_seconds: float = 0.0
+    ended: str | None = None
+
+    def walked(self, walk: CutWalk, floor_rows: float) -> None:
+        self.floor_rows, self.visited, self.left_open = floor_rows, walk.visited, len(walk.open)
+        self.closed = walk.closed_plain + walk.closed_inherited + walk.closed_swept
+
+    def stats(self, to_gap: Callable[[float], float]) -> dict:
+        """As the result's stats, the floor as a gap (``to_gap`` of its rows)."""
+        return {
+            "after_boxes": self.after_boxes,
+            "cuts": self.cuts,
+            "floor": _gap_of(self.floor_rows, to_gap),
+            "visited": self.visited,
+            "closed": self.closed,
+            "left_open": self.left_open,
+            "cpu_seconds": round(self.cpu_seconds, 3),
+            "ended": self.ended,
+        }
+
+
+def _gap_of(rows: float | None, to_gap: Callable[[float], float]) -> float | None:
+    """A floor in row units as a gap: None where not walked, 0 where none was set."""
+    if rows is None:
+        return None
+    return max(to_gap(rows), 0.0) if math.isfinite(rows) else 0.0
+
+
 @dataclass
 class WalkSwitch:
     """When the phases are due: ``setting``'s after_boxes boxes at one floor, once; and
-    their end (``phases``; ``ended``: they proved the floor)."""
+    their end (``phases``; ``ended``: they proved the floor) and what they did
+    (``report``; None: they did not run)."""
 
     setting: tuple[float, int] | None
     floor: float | None = None
@@ -77,15 +131,23 @@ class WalkSwitch:
     tried: bool = False
     phases: Phases = field(default_factory=Phases)
     ended: bool = False
+    report: WalkReport | None = None
+    boxes: int = 0  # the main search's when the phases became due
 
     def run(self, b, root: float, heap_bytes: int, hooks: Hooks) -> int:
         """The phases run over ``b`` (gap_boxes._Bounds): the boxes they visited."""
         rise, after = self.setting
         least = int(RECORD_LEAST * after)
+        report = WalkReport(self.boxes, "own" if own_cuts() else "record")
+        started = process_time()
         # the walk calls its compiled code itself: Ctrl-C or SIGTERM there must reach the
         # main search as such, not as numba's SystemError (compiled_calls.py)
         with signals_raised():
-            got, boxes = run_phases(b.tab, b.order, root, b.rel, rise, heap_bytes, hooks, least)
+            got, boxes = run_phases(
+                b.tab, b.order, root, b.rel, rise, heap_bytes, hooks, least, report
+            )  # fmt: skip
+        report.cpu_seconds = process_time() - started
+        self.report = report if report.ended is not None else None
         self.phases = got or self.phases
         self.ended = self.phases.complete
         return boxes
@@ -97,7 +159,7 @@ class WalkSwitch:
             self.floor, self.since = floor, boxes
         if boxes - self.since < self.setting[1]:
             return False
-        self.tried = True
+        self.tried, self.boxes = True, boxes
         return True
 
 
@@ -114,13 +176,15 @@ class Hooks:
 
 def run_phases(
     tab: PairTables, order: np.ndarray, root: float, rel, rise_rows: float, heap_bytes: int,
-    hooks: Hooks, least_record: int = 0,
+    hooks: Hooks, least_record: int = 0, report: WalkReport | None = None,
 ) -> tuple[Phases | None, int]:  # fmt: skip
     """The three phases, within ``heap_bytes`` (beside the main search's heap) and
     PHASES_SHARE of the time left: their end (the main search goes on unless it is
     complete), or None where they got no bound (or phase 1 recorded fewer than
     ``least_record`` boxes, or the tables have no pair-sum row for the walk's bound to
-    read); and the boxes they visited."""
+    read); and the boxes they visited. What they did goes in ``report`` (its ``ended``
+    left None where they could not run)."""
+    report = report or WalkReport(0, "")
     cols, rows = len(tab.sizes), tab.values.shape[0]
     if tab.first_sum >= rows:  # a regressor's change: its one row is over both inputs
         return None, 0
@@ -130,21 +194,29 @@ def run_phases(
     until, end = now + PHASE_1_SHARE * time_left, now + PHASES_SHARE * time_left
     if own_cuts():  # no phase 1: the walk cuts where the kernel's rule says (walk_own)
         mt = mplp_tables(gap_kernel.flatten(tab, order), gap_kernel.reads_varied(tab))
-        return _walk_then_search(tab, order, root, rel, heap_bytes, hooks, end, mt, None, 0)
+        return _walk_then_search(
+            tab, order, root, rel, heap_bytes, hooks, end, mt, None, 0, report
+        )  # fmt: skip
     record_max = gap_kernel.record_rows(min(heap_bytes, gap_kernel.TILING_BYTES), cols, rows)
     one = _search(tab, order, root, rel, heap_bytes, recording=True, record_max=record_max)
     status, boxes = _run(one, lambda: hooks.floor_rows() + rise_rows, until, hooks, 0)
     tiling = one.tiling() if status == gap_kernel.EMPTY and one.recording else None
-    if tiling is None or len(tiling) < least_record:
+    if tiling is None:  # its record overflowed its room, or phase 1 went past its share
+        report.ended = RECORD_FULL if not one.recording else OUT_OF_TIME
+        return None, boxes
+    if len(tiling) < least_record:
+        report.ended = RECORD_TOO_SMALL
         return None, boxes
     mt = mplp_tables(one.ft, one.reads_f)
     del one
-    return _walk_then_search(tab, order, root, rel, heap_bytes, hooks, end, mt, tiling, boxes)
+    return _walk_then_search(
+        tab, order, root, rel, heap_bytes, hooks, end, mt, tiling, boxes, report
+    )  # fmt: skip
 
 
 def _walk_then_search(
     tab: PairTables, order: np.ndarray, root: float, rel, heap_bytes: int, hooks: Hooks,
-    end: float, mt, tiling: np.ndarray | None, boxes: int,
+    end: float, mt, tiling: np.ndarray | None, boxes: int, report: WalkReport,
 ) -> tuple[Phases | None, int]:  # fmt: skip
     """Phases 2 and 3 at the floor now, until ``end``: the walk (of ``tiling``'s cuts;
     None: of its own), then a search from the boxes it left open."""
@@ -152,27 +224,42 @@ def _walk_then_search(
 
     def stop(walk: CutWalk) -> bool:
         hooks.progress(boxes + walk.visited)
-        now = time.time()
-        if tiling is None:
-            return now >= end or beaten(walk) or too_slow(walk, now - start, end - start)
-        return now >= end or too_coarse(walk)
+        report.ended = _why_stopped(walk, time.time(), start, end, own=tiling is None)
+        return report.ended is not None
 
     if tiling is None:
         walk = walk_own(mt, floor, stop=stop)
     else:
         walk = walk_cuts(mt, tiling, floor, stop=stop)
     boxes += walk.visited
+    report.walked(walk, floor)
     if walk.stopped:
         return None, boxes
     # the walk's bound reads no relation: a box it left open may hold no pair that meets them
     left, top = meeting_boxes(rel, walk.open_boxes(len(tab.sizes))), mt.rows(walk.closed_top)
+    report.ended = PROVED
     if len(left) == 0:
         return Phases(True, top, boxes), boxes
     three = _search(tab, order, root, rel, 2 * heap_bytes, start_boxes=left)
     status, boxes = _run(three, hooks.floor_rows, end, hooks, boxes)
     shed = three.shed if three.shed_boxes else None
     done = status == gap_kernel.EMPTY and (shed is None or shed <= hooks.floor_rows())
+    if not done:
+        report.ended = OUT_OF_TIME if status != gap_kernel.EMPTY else BOXES_SHED
     return Phases(done, max(three.upper(), top), boxes), boxes
+
+
+def _why_stopped(walk: CutWalk, now: float, start: float, end: float, own: bool) -> str | None:
+    """Why the walk stops now (an ending of WalkReport's), or None: it goes on."""
+    if now >= end:
+        return OUT_OF_TIME
+    if own and beaten(walk):
+        return BEATEN
+    if own and too_slow(walk, now - start, end - start):
+        return TOO_SLOW
+    if not own and too_coarse(walk):
+        return TOO_COARSE
+    return None
 
 
 def too_coarse(walk: CutWalk) -> bool:

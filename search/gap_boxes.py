@@ -115,6 +115,8 @@ class GapBoxOutcome:
     alike: bool = False
     # not complete: the search visited the ``box_limit`` it was given (a work budget's)
     spent: bool = False
+    # what the cut walk's phases did (cut_walk_phases.WalkReport.stats); None: not run
+    cut_walk: dict | None = None
 
 
 @dataclass
@@ -384,6 +386,7 @@ def _compiled_search(
             search.shed_boxes,
             shed,
             search.tiling() if recording and not interrupted else None,
+            cut_walk=switch.report and switch.report.stats(to_gap),
         )
 
     def rows() -> float:  # the floor now, in row units

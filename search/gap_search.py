@@ -499,7 +499,7 @@ def _search_stats(
         # seconds making the compiled search ready (left out of the time limit when
         # it was compiled)
         "kernel": {"seconds": ready.seconds, "compiled": ready.compiled},
-    }
+    } | ({} if out.cut_walk is None else {"cut_walk": out.cut_walk})
 
 
 def kernel_deadline(deadline: float, ready: Readiness) -> float:
@@ -623,7 +623,17 @@ def _combined(
         shed_boxes=sum(o.shed_boxes for o in outs),
         shed_upper=max(shed) if shed else None,
         alike=bool(outs) and not unsearched and all(o.alike for o in outs) and not found,
+        cut_walk=_cut_walks([o.cut_walk for o in outs]),
     )
+
+
+def _cut_walks(walks: list[dict | None]) -> dict | list | None:
+    """What the cut walk's phases did: the one class pair's where one search ran them,
+    each class pair's (None: not run) where several did, None where none did."""
+    ran = [w for w in walks if w is not None]
+    if len(ran) <= 1:
+        return ran[0] if ran else None
+    return walks
 
 
 def pair_result(

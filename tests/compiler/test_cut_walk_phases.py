@@ -23,6 +23,7 @@ from treesens.compiler.query import Gap
 from treesens.search import cut_walk, cut_walk_phases, gap_kernel_compile, walk_setting
 from treesens.search.cut_walk import CutWalk
 from treesens.search.gap_boxes import largest_gap
+from treesens.search.gap_search import box_largest_gap
 from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
@@ -367,3 +368,31 @@ def test_an_open_box_no_pair_of_which_meets_the_relations_is_not_searched(monkey
         q, values = _kinds_query(rng, ens, classes=True)
         _brackets(ens, q, _brute_max_gap(ens, q, values, _Ratio(ens.proba, q.classes)))
     assert ends
+
+
+def _walk_stats() -> dict | None:
+    """Case WALKED's max gap through box_largest_gap: its stats' box_search cut_walk."""
+    ens, q = _case(WALKED)
+    res, _ = box_largest_gap(ens, q, TOLERANCE, FAR)
+    return res.stats["box_search"].get("cut_walk")
+
+
+def test_a_result_says_what_the_walk_did_and_how_it_ended(monkeypatch):
+    _phases_run(monkeypatch)
+    walk = _walk_stats()
+    assert walk["ended"] == cut_walk_phases.PROVED and walk["cuts"] == "record"
+    assert walk["visited"] >= walk["closed"] + walk["left_open"] > 0
+
+
+def test_a_result_says_why_the_walk_gave_up(monkeypatch):
+    monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "1")
+    monkeypatch.setattr(cut_walk_phases, "OWN_GIVE_UP_AFTER", 1 << 62)  # beaten() alone
+    monkeypatch.setattr(cut_walk, "STOP_EVERY", 1)
+    _phases_run(monkeypatch)
+    walk = _walk_stats()
+    assert walk["ended"] == cut_walk_phases.BEATEN and walk["cuts"] == "own"
+
+
+def test_a_result_with_the_walk_off_says_nothing_of_it(monkeypatch):
+    monkeypatch.setenv("TREESENS_CUT_WALK", "off")
+    assert _walk_stats() is None
