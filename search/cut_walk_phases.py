@@ -269,9 +269,12 @@ def too_coarse(walk: CutWalk) -> bool:
 
 
 def beaten(walk: CutWalk) -> bool:
-    """Whether walk_own has left a box open: every tree of F has one leaf there, so its
-    pairs beat the floor, which the walk cannot prove; the main search will raise it
-    (churn lgbm_t1000_l63's SeniorCitizen: walked at 0.4941, its gap 0.4954)."""
+    """Whether walk_own has left a box open: every tree of F has one leaf there, which
+    fixes the pair sum (F's trees' leaf values of x1 less x2) above the floor. Its pairs'
+    gaps also depend on the margin both inputs share (the trees outside F), so they need
+    not beat the floor; but the walk, which bounds by the pair sum alone, cannot close the
+    box, so it gives up and the main search goes on (bench/reports/scale-tier.md, "The own
+    walk settling its open boxes": churn lgbm_t1000_l63's SeniorCitizen)."""
     return len(walk.open) > 0
 
 
