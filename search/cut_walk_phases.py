@@ -1,19 +1,20 @@
-"""The cut walk (cut_walk.py) wired into the max-gap search, opt-in: once the compiled
-search has visited ``after_boxes`` boxes at one floor without emptying, three phases run
-beside it, it kept as it is: (1) a fresh recording search at the floor + ``rise_rows``,
-to its end, (2) the walk of its tree of cuts at the floor, (3) a search from the boxes
-the walk left open. The phases prove the floor only when all three close every box; a
-record that overflows its room, a phase 1 not done in its share of the time left, a walk
-or a phase 3 not done in the phases' share (PHASES_SHARE), or a walk leaving most recorded
-boxes open: the main search goes on with the rest of the time (with phase 3's upper bound
-where it got that far).
+"""The cut walk (cut_walk.py) wired into the max-gap search (walk_setting.py: on by default
+over a varied feature of at least 8 values): once the compiled search has visited
+``after_boxes`` boxes at one floor without emptying, the phases run beside it, it kept as it
+is. With the walk's own cuts (walk_setting.own_cuts, the default): (1) the walk of the whole
+pair space at the floor, each box it does not close cut where the kernel's rule says
+(cut_walk.walk_own), (2) a search from the boxes it left open. With a record's cuts
+(TREESENS_CUT_WALK_OWN=0): (1) a fresh recording search at the floor + ``rise_rows``, to its
+end, (2) the walk of its tree of cuts at the floor, (3) a search from the boxes the walk left
+open. The phases prove the floor only when all of them close every box; a record that
+overflows its room, a phase 1 not done in its share of the time left, a walk or a last
+search not done in the phases' share (PHASES_SHARE), or a walk that gives up (too_coarse,
+beaten, too_slow): the main search goes on with the rest of the time (with the last
+search's upper bound where it got that far).
 
 Sound by construction: phase 1's recorded boxes tile the pair space, the walk closes a
 box only by a bound at most the floor and leaves the others open (cut_walk.py), and
-phase 3's search drops a box only under the floor; what is left open bounds the rest.
-
-With ``TREESENS_CUT_WALK_OWN=1`` as well (walk_setting.own_cuts), phase 1 is skipped and the
-walk cuts where the kernel's rule says (cut_walk.walk_own), from the whole pair space.
+the last search drops a box only under the floor; what is left open bounds the rest.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ RECORD_TOO_SMALL = "record too small"
 RECORD_FULL = "record full"
 OUT_OF_TIME = "out of time"
 BOXES_SHED = "boxes shed"
+FEW_VALUES = "not walked: few values"
 
 
 @dataclass
@@ -136,9 +138,12 @@ class WalkSwitch:
 
     def run(self, b, root: float, heap_bytes: int, hooks: Hooks) -> int:
         """The phases run over ``b`` (gap_boxes._Bounds): the boxes they visited."""
-        rise, after = self.setting
+        rise, after = self.setting[:2]
         least = int(RECORD_LEAST * after)
         report = WalkReport(self.boxes, "own" if own_cuts() else "record")
+        if len(self.setting) > 2 and varied_values(b.tab) < self.setting[2]:
+            report.ended, self.report = FEW_VALUES, report
+            return 0
         started = process_time()
         # the walk calls its compiled code itself: Ctrl-C or SIGTERM there must reach the
         # main search as such, not as numba's SystemError (compiled_calls.py)
@@ -260,6 +265,14 @@ def _why_stopped(walk: CutWalk, now: float, start: float, end: float, own: bool)
     if not own and too_coarse(walk):
         return TOO_COARSE
     return None
+
+
+def varied_values(tab: PairTables) -> int:
+    """The most values (intervals between thresholds, or categories) a varied feature's
+    column has in ``tab``."""
+    return max(
+        (int(tab.sizes[i]) for i, (_, c) in enumerate(tab.columns) if c is not None), default=0
+    )
 
 
 def too_coarse(walk: CutWalk) -> bool:

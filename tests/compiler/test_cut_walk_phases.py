@@ -11,6 +11,7 @@ the walk's compiled code ends the search interrupted, as in the main search's.""
 from __future__ import annotations
 
 import math
+import os
 import time
 from types import SimpleNamespace
 
@@ -59,13 +60,30 @@ def _brute_force_problems(monkeypatch) -> list:
     return problems
 
 
-def test_the_walk_is_off_unless_treesens_cut_walk_says_rise_and_boxes():
+def test_the_walk_is_off_where_treesens_cut_walk_says_off_0_or_empty():
     for off in ("", "0", "off", " OFF "):
         assert walk_setting.cut_walk_setting(off) is None
-    assert walk_setting.cut_walk_setting("4.4,200000") == (4.4, 200000)
 
 
-@pytest.mark.parametrize("text", ["4.4", "4.4,many", "on", "4.4,200000,1", "-1,5", "nan,5"])
+def test_a_cut_walk_setting_of_rise_and_boxes_walks_a_feature_of_any_number_of_values():
+    assert walk_setting.cut_walk_setting("4.4,200000") == (4.4, 200000, 0)
+
+
+def test_a_cut_walk_setting_may_name_the_fewest_values_a_walked_feature_has():
+    assert walk_setting.cut_walk_setting("4.4,200000,8") == (4.4, 200000, 8)
+
+
+def test_the_walk_is_on_by_default_with_its_own_cuts_over_features_of_8_values_or_more(
+    monkeypatch,
+):
+    monkeypatch.delenv("TREESENS_CUT_WALK", raising=False)
+    monkeypatch.delenv("TREESENS_CUT_WALK_OWN", raising=False)
+    assert walk_setting.cut_walk() == (4.4, 200_000, 8) and walk_setting.own_cuts()
+
+
+@pytest.mark.parametrize(
+    "text", ["4.4", "4.4,many", "on", "4.4,200000,1,2", "4.4,200000,-1", "-1,5", "nan,5"]
+)
 def test_a_cut_walk_setting_that_does_not_parse_is_refused_not_taken_as_off(text):
     with pytest.raises(InputError, match='TREESENS_CUT_WALK=.*expected "rise_rows,after_boxes"'):
         walk_setting.cut_walk_setting(text)
@@ -122,6 +140,8 @@ def _phases_run(monkeypatch) -> list:
 
     monkeypatch.setattr(cut_walk_phases, "run_phases", spy)
     monkeypatch.setenv("TREESENS_CUT_WALK", "{},{}".format(*AT_ONCE))
+    if "TREESENS_CUT_WALK_OWN" not in os.environ:  # a record's cuts, unless a test asks
+        monkeypatch.setenv("TREESENS_CUT_WALK_OWN", "0")
     return ends
 
 
@@ -396,3 +416,10 @@ def test_a_result_says_why_the_walk_gave_up(monkeypatch):
 def test_a_result_with_the_walk_off_says_nothing_of_it(monkeypatch):
     monkeypatch.setenv("TREESENS_CUT_WALK", "off")
     assert _walk_stats() is None
+
+
+def test_a_feature_of_fewer_values_than_the_setting_asks_is_not_walked(monkeypatch):
+    ends = _phases_run(monkeypatch)
+    monkeypatch.setenv("TREESENS_CUT_WALK", "{},{},1000".format(*AT_ONCE))
+    walk = _walk_stats()
+    assert walk["ended"] == cut_walk_phases.FEW_VALUES and walk["visited"] == 0 and ends == []
