@@ -37,7 +37,7 @@ from .details import (
 )
 from .finite import check_finite
 from .formats import sniffing
-from .formats.base import DUMP_OPTIONS, LoadOptions, byte_order_mark
+from .formats.base import DUMP_OPTIONS, LoadOptions, byte_order_mark, head_text
 from .load_notes import step as load_step
 from .model_cache import cached_load
 
@@ -538,6 +538,8 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
             return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
     except InputError:
         if name == formats.AUTO:
+            if fmt.name == "xgboost" and (unknown := _no_format_known(path)) is not None:
+                raise InputError(unknown, where) from None
             raise
         other = _another_format(path, fmt)
         if other is None:
@@ -547,6 +549,23 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
             f"{other.name}, or leave --format out to tell the format from the file",
             where,
         ) from None
+
+
+def _no_format_known(path: Path) -> str | None:
+    """What a file read as XGBoost's (the reader of binary content no other format marks,
+    and of .model, .bst files) is not, when xgboost failed to read it and nothing of it
+    is a model's: no format's marks, no opening brace (JSON's, UBJ's), no text and no byte
+    order mark (said apart). None: xgboost's own message says more."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if sniffing.plainly(head) is not None or head.lstrip()[:1] in (b"{", b"["):
+        return None
+    if head_text(head[:4000]) is not None or byte_order_mark(head[:3]) is not None:
+        return None
+    return (
+        "not a model file: binary content that is no XGBoost model (JSON or UBJ) nor any "
+        f"other format's; {formats.SUPPORTED}"
+    )
 
 
 def _another_format(path: Path, fmt) -> formats.ModelFormat | None:

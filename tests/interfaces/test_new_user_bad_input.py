@@ -3,7 +3,7 @@
 model's base_score or tree, an empty path in a .sens file, a negative feature index, a
 plugin that exits, a list flag given twice (its first list dropped in silence before), a
 .sens audit's out file, categories whose codes the bounds exclude (a vacuous answer
-before), a model saved with a byte order mark."""
+before), a model saved with a byte order mark, random bytes named .model."""
 
 from __future__ import annotations
 
@@ -203,3 +203,12 @@ def test_an_audit_out_file_named_as_a_table_is_bad_input(tmp_path, capsys):
     assert "the results log is JSON Lines (one result a line), not a table: name it " in (
         capsys.readouterr().err
     )
+
+
+def test_random_bytes_named_model_are_said_to_be_no_format_it_reads(tmp_path, capsys):
+    # was "xgboost cannot load this model: Invalid model format ..."
+    path = tmp_path / "m.model"
+    path.write_bytes(bytes(range(128, 256)) * 8)
+    assert main(["check", str(path), "--vary", "a"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: not a model file: binary content that is no XGBoost model" in err
