@@ -299,18 +299,20 @@ def unstated_bounds_note(ens: Ensemble, details, shown: str) -> str | None:
     range, a binary kind nor a later declaration bounds them): easy to miss when a bound
     was meant. ``shown`` names the table; None when there is nothing to say."""
     feats = {f.name: f for f in ens.features}  # a feature folded into a group: gone
-    clauses = []
+    clauses, n_open = [], set()
     for side, (absent, names) in unstated_bounds(details).items():
         word, unbounded = _SIDES[side]
         open_ = [n for n in names if n in feats and getattr(feats[n], side) == unbounded]
         if open_:
+            n_open.update(open_)
             why = f"no {side} column" if absent else f"{side} empty"
             clauses.append(f"no {word} bound for {name_list(map(repr, open_))} ({why})")
     if not clauses:
         return None
     return (
-        f"{shown}: {'; '.join(clauses)}: they range over all reals on that side (a bound of "
-        "none, -inf or inf leaves a side unbounded on purpose, without this note)"
+        f"{shown}: {'; '.join(clauses)}: {'they range' if len(n_open) > 1 else 'it ranges'} "
+        "over all reals on that side (a bound of none, -inf or inf leaves a side unbounded "
+        "on purpose, without this note)"
     )
 
 

@@ -280,6 +280,13 @@ def test_empty_bound_cells_are_named_in_one_note(tmp_path, model_file):
     assert note.startswith(f"{d}: no lower bound for 'c' (lb empty); no upper bound for 'b', 'c'")
 
 
+def test_one_feature_left_unbounded_is_an_it_in_the_note(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,\n2,c,0,1\n")
+    (note,) = _details_notes(model_file, d)
+    assert "(ub empty): it ranges over all reals on that side" in note
+
+
 def test_a_details_file_without_an_ub_column_is_said_to_leave_features_unbounded(
     tmp_path, model_file
 ):
