@@ -577,8 +577,8 @@ def check_relations_within_bounds(
             continue
         feat = ens.features[f]
         for a, b, kind in items:
-            la, ha = bnds.get((f, a), (feat.lb, feat.ub))
-            lb, hb = bnds.get((f, b), (feat.lb, feat.ub))
+            la, ha = _reachable(feat, *bnds.get((f, a), (feat.lb, feat.ub)))
+            lb, hb = _reachable(feat, *bnds.get((f, b), (feat.lb, feat.ub)))
             ok = {
                 LT: la < hb,
                 LE: la <= hb,
@@ -602,6 +602,14 @@ def check_relations_within_bounds(
             f"({names}) to one value for both inputs, so any answer would be vacuous; vary "
             "another feature or drop them"
         )
+
+
+def _reachable(feat: Feature, lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] within the codes 0..n-1 of a feature with named categories (the only
+    values its search takes: compiler/domain.py), else as it is."""
+    if not feat.categories:
+        return lo, hi
+    return max(lo, 0.0), min(hi, float(len(feat.categories) - 1))
 
 
 def _within(feat: Feature, side: str, lo: float, hi: float) -> str:

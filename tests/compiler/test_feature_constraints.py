@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,7 +20,13 @@ from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin,
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
-from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
+from treesens.compiler.query import (
+    FeatureBound,
+    FeatureRelation,
+    Gap,
+    Query,
+    check_relations_within_bounds,
+)
 from treesens.driver import solve_query
 from treesens.questions.max_gap import max_gap_query
 from treesens.tests.oracle import _raw_candidates, feature_thresholds, random_ensemble
@@ -233,6 +240,17 @@ def test_a_relation_the_bounds_rule_out_is_an_input_error_not_insensitive():
     )
     with pytest.raises(InputError, match="cannot hold within the bounds"):
         solve_query(ens, q)
+
+
+def test_a_relation_past_the_last_named_category_is_ruled_out_though_the_bound_is_open():
+    # a .sens file without data bounds leaves region in [0, inf): code 3 ("Sud") is its
+    # last category, so x1.region == "Sud" < x2.region leaves no pair (was found solving)
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    region = Feature("region", "categorical", 0.0, math.inf, ("Est", "Nord", "Ouest", "Sud"))
+    ens = replace(ens, features=(region, *ens.features[1:]))
+    bounds = {(0, 0): (3.0, 3.0)}
+    with pytest.raises(InputError, match='x1.region is "Sud", x2.region is one of'):
+        check_relations_within_bounds(ens, {0}, {0: [(0, 1, "<")]}, bounds)
 
 
 def test_bounds_holding_the_varied_feature_to_one_value_are_an_input_error_not_insensitive():
