@@ -49,6 +49,12 @@ _FEW = (
     "treesens reads one tree-ensemble operator with only Cast, Identity, ZipMap, a product by "
     "one and a Concat of the graph's inputs around it"
 )
+# the ai.onnx.ml operators skl2onnx writes for a Pipeline's steps before its model
+_PREPROCESSING = frozenset({"Scaler", "Imputer", "OneHotEncoder", "Normalizer", "Binarizer"})
+_PIPELINE_HINT = (
+    "; a scikit-learn Pipeline's preprocessing is read from the fitted Pipeline itself (a "
+    ".skops file, or a pickle with --trust-pickle; docs/pipelines.md), not from its ONNX graph"
+)
 _TENSOR = "one float tensor input [N, F], or float inputs [N, 1] joined by a Concat"
 
 
@@ -175,8 +181,10 @@ def _the_operator(model, where: str) -> int:
             continue
         elif node.op_type not in AROUND or node.domain not in ("", "ai.onnx", ML):
             what = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
+            pipeline = _PIPELINE_HINT if node.op_type in _PREPROCESSING else ""
             raise UnsupportedModelError(
-                f"the graph has an operator {what} ({node.name or 'unnamed'}): {_FEW}", where
+                f"the graph has an operator {what} ({node.name or 'unnamed'}): {_FEW}{pipeline}",
+                where,
             )
     if len(found) != 1:
         raise UnsupportedModelError(

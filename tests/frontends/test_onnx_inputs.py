@@ -94,6 +94,15 @@ def test_an_unsupported_node_is_named(tmp_path):
     _refused(tmp_path, blob, "operator ai.onnx.ml.Scaler", kind=UnsupportedModelError)
 
 
+def test_a_pipeline_s_scaler_in_onnx_points_to_the_fitted_pipeline(tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    pipe = make_pipeline(StandardScaler(), sk_ensemble.RandomForestClassifier(2, max_depth=2))
+    blob = om.sklearn_onnx(pipe.fit(X, YB), X)
+    _refused(tmp_path, blob, "read from the fitted Pipeline itself", kind=UnsupportedModelError)
+
+
 def test_an_unsupported_node_on_the_command_line_exits_2_naming_it(tmp_path):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
