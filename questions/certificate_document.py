@@ -70,7 +70,23 @@ def check_certificate_path(path: str | Path) -> None:
         raise InputError(
             "cannot write the certificate there: it is a directory (give a file name)", str(path)
         )
+    if p.is_file() and p.stat().st_size > 0 and not is_certificate(p):
+        raise InputError(
+            "is a file and not a treesens certificate (the model, or data?): not overwritten; "
+            "give the certificate a file name of its own",
+            str(path),
+        )
     make_folder_of(p, str(path))
+
+
+def is_certificate(path: Path) -> bool:
+    """Whether the file opens as a certificate this package writes (its first key)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.replace(b" ", b"").startswith(b'{"format":"treesens-certificate"')
 
 
 def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: bool):

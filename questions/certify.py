@@ -40,7 +40,7 @@ from ..search.proof_tree import ALIKE, ProofTree, RecordedTiling
 from ..verify import walk
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
-from .certificate_document import model_format, model_library, write_document
+from .certificate_document import is_certificate, model_format, model_library, write_document
 from .certificate_steps import proof_part
 from .certify_groups import groups_refusal, model_test
 from .certify_pipeline import pipeline_refusal
@@ -456,18 +456,8 @@ def forget_file(path: str | Path) -> None:
     none: a file (or a link) that opens as a treesens certificate, never a folder of that
     name nor another file (a model named by a slip of --certificate stays)."""
     p = Path(path)
-    if (p.is_file() or p.is_symlink()) and _is_certificate(p):
+    if (p.is_file() or p.is_symlink()) and is_certificate(p):
         p.unlink(missing_ok=True)
-
-
-def _is_certificate(path: Path) -> bool:
-    """Whether the file opens as a certificate this package writes (its first key)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-    except OSError:
-        return False
-    return head.replace(b" ", b"").startswith(b'{"format":"treesens-certificate"')
 
 
 def certify_answer(

@@ -125,6 +125,15 @@ def test_a_certificate_named_as_a_folder_is_refused(tmp_path):
     assert not (tmp_path / "c").exists()
 
 
+def test_a_certificate_named_as_the_model_file_is_refused_and_the_model_kept(tmp_path):
+    # the certificate was written over the model
+    model = tmp_path / "m.json"
+    model.write_bytes(BC_MODEL.read_bytes())
+    with pytest.raises(InputError, match=r"m.json: is a file and not a treesens certificate"):
+        treesens.check(model, vary="worst_symmetry", gap=0.1, certificate=model)
+    assert model.read_bytes() == BC_MODEL.read_bytes()
+
+
 def test_a_misspelt_keyword_of_report_gets_the_closest_one():
     # was Python's own "report() got an unexpected keyword argument 'budgt'"
     with pytest.raises(TypeError, match=r"'budgt' \(did you mean 'budget'"):

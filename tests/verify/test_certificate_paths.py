@@ -101,14 +101,12 @@ def test_a_check_whose_answer_gets_no_certificate_leaves_no_earlier_one_in_its_f
     assert not c.exists()
 
 
-def test_a_check_whose_answer_gets_no_certificate_leaves_a_file_that_is_no_certificate(
-    written, tmp_path
-):
-    """--certificate naming another file by a slip (here the model's own copy): a sensitive
-    answer, which writes no certificate, does not remove it."""
+def test_a_check_naming_a_file_that_is_no_certificate_is_refused_and_leaves_it(written, tmp_path):
+    """--certificate naming another file by a slip (here the model's own copy) is refused
+    before the question is asked (an insensitive answer wrote over it), and the file stays."""
     model = written.parents[1] / "model.json"
     slip = tmp_path / "model.json"
     slip.write_bytes(model.read_bytes())
     p = treesens_here("check", model, "--vary", "f0", "--gap", "0.2", "--certificate", slip)
-    assert p.returncode == 0 and p.stdout.startswith("SENSITIVE"), p.stdout + p.stderr
+    assert p.returncode == 2 and "is a file and not a treesens certificate" in p.stderr, p.stderr
     assert slip.read_bytes() == model.read_bytes()
