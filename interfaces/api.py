@@ -18,7 +18,11 @@ from ..compiler.errors import InputError, suggests_keywords
 from ..compiler.query import Query
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
-from ..questions.certificate_document import check_certificate_path, check_certify_budget
+from ..questions.certificate_document import (
+    check_certificate_path,
+    check_certify_budget,
+    refuse_budget_alone,
+)
 from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.compare import backend_list, compare_query, disagreement
@@ -181,6 +185,7 @@ def _ask(
     (questions/certify.py), its proof record saying so."""
     start = time.time()
     check_certify_budget(certify_budget)
+    refuse_budget_alone(certify_budget, certificate)
     if certificate is not None:
         check_certificate_path(certificate)
     ens, q, kw = query_of(model, vary, name, keywords, where)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, setting, spelled
 from ..compiler.query import ANY, Query, feature_index
 from ..search.anchored_boxes import anchor_of, is_anchored
 from ..search.relation_boxes import stated_relations
@@ -51,6 +51,17 @@ def model_library(ens: Ensemble) -> str | None:
 def model_format(ens: Ensemble) -> str:
     """The format treesens read the model in ("" for one built in memory)."""
     return ens.origin.format if ens.origin is not None else ""
+
+
+def refuse_budget_alone(seconds, certificate) -> None:
+    """check's certify_budget (--certify-budget) given without a certificate to spend it
+    on: an InputError, where it was taken and nothing certified."""
+    if seconds is not None and certificate is None:
+        raise InputError(
+            f"{setting('certify_budget', seconds)} is the time for the proof "
+            f"{spelled('certificate=FILE', '--certificate FILE')} writes: give "
+            f"{spelled('certificate=', '--certificate')} too (without it nothing is certified)"
+        )
 
 
 def check_certify_budget(seconds) -> None:

@@ -79,10 +79,12 @@ def run(args) -> int:
     with told_by_flag("--backend"):  # before loading: the heuristic must not answer for it
         require_backend(args.backend)
     check_plot_arg(args)
-    if args.certificate is not None:  # a file that cannot be written: before the answer
-        from ...questions.certificate_document import check_certificate_path
+    if args.certificate is not None or args.certify_budget is not None:  # before the answer
+        from ...questions.certificate_document import check_certificate_path, refuse_budget_alone
 
-        check_certificate_path(args.certificate)
+        refuse_budget_alone(args.certify_budget, args.certificate)
+        if args.certificate is not None:  # a file that cannot be written
+            check_certificate_path(args.certificate)
     refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
     keep_structures()  # a model's encoding structure kept for its next check, as its parse
     ens = load_from_args(args)

@@ -3,7 +3,8 @@
 model's base_score or tree, an empty path in a .sens file, a negative feature index, a
 plugin that exits, a list flag given twice (its first list dropped in silence before), a
 .sens audit's out file, categories whose codes the bounds exclude (a vacuous answer
-before), a model saved with a byte order mark, random bytes named .model."""
+before), a model saved with a byte order mark, random bytes named .model, a certify
+budget without a certificate."""
 
 from __future__ import annotations
 
@@ -212,3 +213,12 @@ def test_random_bytes_named_model_are_said_to_be_no_format_it_reads(tmp_path, ca
     assert main(["check", str(path), "--vary", "a"]) == 2
     err = capsys.readouterr().err
     assert f"{path}: not a model file: binary content that is no XGBoost model" in err
+
+
+def test_a_certify_budget_without_a_certificate_is_refused(capsys):
+    # was taken in silence: "not independently checked", nothing certified
+    argv = ["check", BREAST, "--vary", "worst_symmetry", "--gap", "0.1", "--certify-budget", "5"]
+    assert main(argv) == 2
+    assert "--certify-budget 5 is the time for the proof --certificate FILE writes" in (
+        capsys.readouterr().err
+    )
