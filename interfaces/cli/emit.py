@@ -118,7 +118,8 @@ def refuse_solve_flags(args) -> None:
 
 def _format(args) -> str:
     """--format, else the -o file's suffix; both, naming two formats (--format lp -o
-    q.smt2), are refused rather than one format written under the other's name."""
+    q.smt2), are refused rather than one format written under the other's name, and so
+    is an existing file no format's suffix names (written over before)."""
     named = _named_format(args.output or "-")
     if args.out_format:
         if named is not None and named != args.out_format:
@@ -128,10 +129,25 @@ def _format(args) -> str:
                 f"{Path(args.output).with_suffix('.' + args.out_format).name}",
                 args.output,
             )
+        out = Path(args.output or "-")
+        if named is None and out.is_file() and not _emitted(out):  # README.md, a model
+            raise InputError(
+                f"is a file whose name says no {'/'.join(FORMATS)} problem: not overwritten; "
+                f"name the file {out.with_suffix('.' + args.out_format).name}",
+                args.output,
+            )
         return args.out_format
     if named is not None:
         return named
     raise InputError("give --format smt2|lp|mps (or an -o file ending in .smt2, .lp or .mps)")
+
+
+def _emitted(path: Path) -> bool:
+    """Whether a file is empty or one emit wrote (its first line ``; query ...``, or
+    ``\\ query`` / ``* query``: emit_text's header), which a rerun may write over."""
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    return not head or head.startswith((b"; query ", b"\\ query ", b"* query "))
 
 
 def _named_format(out: str) -> str | None:

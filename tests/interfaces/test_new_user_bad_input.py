@@ -4,7 +4,7 @@ model's base_score or tree, an empty path in a .sens file, a negative feature in
 plugin that exits, a list flag given twice (its first list dropped in silence before), a
 .sens audit's out file, categories whose codes the bounds exclude (a vacuous answer
 before), a model saved with a byte order mark, random bytes named .model, a certify
-budget without a certificate."""
+budget without a certificate, emit over an existing file of another kind."""
 
 from __future__ import annotations
 
@@ -222,3 +222,13 @@ def test_a_certify_budget_without_a_certificate_is_refused(capsys):
     assert "--certify-budget 5 is the time for the proof --certificate FILE writes" in (
         capsys.readouterr().err
     )
+
+
+def test_emit_into_an_existing_file_no_format_names_is_refused_and_keeps_it(tmp_path, capsys):
+    # emit --format smt2 -o README.md wrote the problem over the README
+    readme = tmp_path / "README.md"
+    readme.write_text("# my project\n")
+    argv = ["emit", BREAST, "--vary", "worst_symmetry", "--format", "smt2", "-o", str(readme)]
+    assert main(argv) == 2
+    assert "README.md: is a file whose name says no smt2/lp/mps problem" in capsys.readouterr().err
+    assert readme.read_text() == "# my project\n"
