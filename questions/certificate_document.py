@@ -53,14 +53,18 @@ def model_format(ens: Ensemble) -> str:
     return ens.origin.format if ens.origin is not None else ""
 
 
-def refuse_budget_alone(seconds, certificate) -> None:
-    """check's certify_budget (--certify-budget) given without a certificate to spend it
-    on: an InputError, where it was taken and nothing certified."""
+def refuse_budget_alone(seconds, certificate, keyword: str = "certificate") -> None:
+    """A certify_budget (--certify-budget) given without the certificate (``keyword``:
+    check's certificate, a sweep's or audit's certificates folder) to spend it on: an
+    InputError, where it was taken and nothing certified."""
     if seconds is not None and certificate is None:
+        one = keyword == "certificate"
+        value, proofs = ("FILE", "proof") if one else ("DIR", "proofs")
+        given = spelled(f"{keyword}={value}", f"--{keyword} {value}")
         raise InputError(
-            f"{setting('certify_budget', seconds)} is the time for the proof "
-            f"{spelled('certificate=FILE', '--certificate FILE')} writes: give "
-            f"{spelled('certificate=', '--certificate')} too (without it nothing is certified)"
+            f"{setting('certify_budget', seconds)} is the time for the {proofs} {given} "
+            f"writes: give {spelled(keyword + '=', '--' + keyword)} too (without it nothing "
+            "is certified)"
         )
 
 

@@ -24,6 +24,7 @@ from ...questions.audit import (
 from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_solve import keeping_row_proofs, work_used_text
 from ...questions.audit_spec import audit_reading
+from ...questions.certificate_document import refuse_budget_alone
 from ...questions.executors import parse_executor
 from ...questions.output_folder import os_error_text
 from ...readers.data import load_data, say_data_notes
@@ -222,6 +223,7 @@ def run(args) -> int:
     if args.data is None:
         raise InputError("audit needs the rows: --data FILE")
     check_outputs(args)
+    refuse_budget_alone(args.certify_budget, args.certificates, "certificates")
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     ens = load_from_args(args)

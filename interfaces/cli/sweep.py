@@ -13,6 +13,7 @@ from ...compiler.errors import InputError, name_list
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.campaign import Campaign, sweep_campaign
+from ...questions.certificate_document import refuse_budget_alone
 from ...questions.cores import THREADS_CAPPED
 from ...questions.executors import parse_executor
 from ...questions.memory import refuse_file_over_limit, refuse_over_limit
@@ -192,6 +193,7 @@ def run(args) -> int:
         )
     check_outputs(args)
     check_plot_arg(args)
+    refuse_budget_alone(args.certify_budget, args.certificates, "certificates")
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     features = parse_features(args.features)

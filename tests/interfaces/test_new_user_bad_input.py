@@ -232,3 +232,9 @@ def test_emit_into_an_existing_file_no_format_names_is_refused_and_keeps_it(tmp_
     assert main(argv) == 2
     assert "README.md: is a file whose name says no smt2/lp/mps problem" in capsys.readouterr().err
     assert readme.read_text() == "# my project\n"
+
+
+def test_a_sweep_s_certify_budget_without_a_certificates_folder_is_refused(capsys):
+    argv = ["sweep", BREAST, "--features", "worst_symmetry", "--certify-budget", "5"]
+    assert main(argv) == 2
+    assert "is the time for the proofs --certificates DIR writes" in capsys.readouterr().err
