@@ -37,6 +37,27 @@ def _interrupt(signum: int, frame) -> None:
     raise KeyboardInterrupt
 
 
+# where a compile's error comes from when a signal broke into it: llvmlite's callbacks
+# swallow the signal's exception ("Exception ignored ... Terminated: 15") and numba goes on
+# to fail ("RuntimeError: no compiled object yet for <Library 'sweep_from'>")
+_COMPILERS = ("numba", "llvmlite")
+
+
+def signal_behind(e: BaseException) -> int | None:
+    """The signal recorded, where ``e`` is a RuntimeError or SystemError that numba or
+    llvmlite raised after it: an interruption during a compile, not a bug."""
+    signum = recorded_signal()
+    if signum is None or not isinstance(e, (RuntimeError, SystemError)):
+        return None
+    tb = e.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.split(".")[0] in _COMPILERS:
+            return signum
+        tb = tb.tb_next
+    return None
+
+
 def raise_if_interrupted() -> None:
     """Raise again when a signal came and its first raise was lost: KeyboardInterrupt
     for Ctrl-C, Terminated for SIGTERM and SIGHUP."""

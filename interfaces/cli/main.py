@@ -81,6 +81,7 @@ from .interrupts import (  # noqa: E402
     interrupts_recorded,
     record,
     recorded_signal,
+    signal_behind,
 )
 from .termination import GRACE, ended_within, kill_children  # noqa: E402
 
@@ -433,16 +434,14 @@ def main(argv=None, *, start: float | None = None) -> int:
             print(str(e) if located else f"treesens: error: {in_flags(e, args)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt as e:
-            end_solver_processes()  # first: no solver process outlives the command
-            _ENDED_BY_SIGNAL.append(True)
             # a search that carries its partial answer may re-raise a plain KeyboardInterrupt
             signum = e.signum if isinstance(e, Terminated) else recorded_signal()
-            signum = signum or signal.SIGINT
-            print(ended_line(signum), file=sys.stderr)
-            return 128 + signum
+            return _ended_by(signum or signal.SIGINT)
         except BrokenPipeError:
             return 0
         except Exception as e:  # noqa: BLE001 - one line, never a bare traceback
+            if (signum := signal_behind(e)) is not None:  # a compile the signal broke into
+                return _ended_by(signum)
             if debug:
                 raise
             print(
@@ -451,6 +450,14 @@ def main(argv=None, *, start: float | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
+
+
+def _ended_by(signum: int) -> int:
+    """The command ended by ``signum``: its line said, its exit code."""
+    end_solver_processes()  # first: no solver process outlives the command
+    _ENDED_BY_SIGNAL.append(True)
+    print(ended_line(signum), file=sys.stderr)
+    return 128 + signum
 
 
 def ended_line(signum: int) -> str:

@@ -117,3 +117,35 @@ def test_a_report_cut_short_says_which_logs_keep_its_answers_for_a_second_run(
         "reuses them",
         "treesens: interrupted",
     ]
+
+
+def _compile_broken(monkeypatch, signum: int | None, raised_in: str) -> None:
+    """check's run, faked: ``signum`` recorded (or none), then a RuntimeError raised as a
+    compile raises it in ``raised_in`` (a module's name) once a signal broke into it."""
+    from treesens.interfaces.cli import check
+
+    def run(_args):
+        if signum is not None:
+            record(signum)
+        error = "raise RuntimeError(\"no compiled object yet for <Library 'sweep_from'>\")"
+        exec(error, {"__name__": raised_in})
+
+    monkeypatch.setattr(check, "run", run)
+
+
+def test_a_compile_error_after_sigterm_exits_as_sigterm(monkeypatch, capsys):
+    _compile_broken(monkeypatch, signal.SIGTERM, "numba.core.codegen")
+    assert main(["check", MODEL, "--vary", "mean_radius"]) == 143
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "treesens: terminated by SIGTERM"
+
+
+def test_a_compile_error_with_no_signal_is_an_internal_error(monkeypatch, capsys):
+    _compile_broken(monkeypatch, None, "llvmlite.binding.ffi")
+    assert main(["check", MODEL, "--vary", "mean_radius"]) == 1
+    assert "internal error: RuntimeError" in capsys.readouterr().err
+
+
+def test_an_error_of_treesens_own_after_a_signal_is_an_internal_error(monkeypatch, capsys):
+    _compile_broken(monkeypatch, signal.SIGINT, "treesens.search.gap_kernel")
+    assert main(["check", MODEL, "--vary", "mean_radius"]) == 1
+    assert "internal error: RuntimeError" in capsys.readouterr().err
