@@ -183,8 +183,9 @@ def test_a_cut_walk_setting_that_does_not_parse_is_refused_in_one_line(capsys, m
     monkeypatch.setenv("TREESENS_CUT_WALK", "4.4;200000")
     assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.2"]) == 2
     assert _stderr_lines(capsys) == [
-        "treesens: error: TREESENS_CUT_WALK='4.4;200000': expected \"rise_rows,after_boxes\" "
-        '(e.g. "4.4,200000": a number of at least 0 and a whole number of boxes) or "off"'
+        "treesens: error: TREESENS_CUT_WALK='4.4;200000': expected \"rise_rows,after_boxes\" or "
+        '"rise_rows,after_boxes,least_values" (e.g. "4.4,200000,8": a number of at least 0, a '
+        'whole number of boxes, of values) or "off"'
     ]
 
 
