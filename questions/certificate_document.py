@@ -78,12 +78,21 @@ def check_certify_budget(seconds) -> None:
 
 
 def check_certificate_path(path: str | Path) -> None:
+    """A certificate's path, refused before any work (InputError) where no certificate can
+    be written there, or where one written would be missed: a folder, a name not ending in
+    .json, a file that is no certificate (not overwritten)."""
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"certificate takes a file's path, not {path!r}")
     p = Path(path)
     if p.is_dir() or str(path).endswith(("/", os.sep)):  # 'c/': a file 'c' was written
         raise InputError(
             "cannot write the certificate there: it is a directory (give a file name)", str(path)
+        )
+    if p.suffix != ".json":  # verify DIR checks a folder's *.json: another name hides a proof
+        raise InputError(
+            f"a certificate is JSON and its name ends in .json (treesens verify DIR checks "
+            f"the *.json files of a folder): name it {p.with_suffix('.json').name}",
+            str(path),
         )
     if p.is_file() and p.stat().st_size > 0 and not is_certificate(p):
         raise InputError(

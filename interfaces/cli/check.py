@@ -48,11 +48,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_max_gap_args(p)
     p.add_argument(
         "--certificate",
-        metavar="FILE",
+        metavar="FILE.json",
         default=None,
-        help="an insensitive answer: write its box-search proof to FILE and check it with "
-        "the independent checker of `treesens verify FILE` (docs/certificates.md); the "
-        "result line says whether it was certified, or why not",
+        help="an insensitive answer: write its box-search proof to FILE.json (a name ending "
+        "in .json, as `treesens verify DIR` finds it) and check it with the independent "
+        "checker of `treesens verify FILE.json` (docs/certificates.md); the result line says "
+        "whether it was certified, or why not",
     )
     add_certify_budget_arg(p, "the query's --timeout")
     p.add_argument(  # kept for old scripts: --certificate now does what it asked

@@ -125,6 +125,13 @@ def test_a_certificate_named_as_a_folder_is_refused(tmp_path):
     assert not (tmp_path / "c").exists()
 
 
+def test_a_certificate_not_named_json_is_refused(tmp_path):
+    # certificate="c.cert" wrote JSON that treesens verify DIR (its *.json) missed
+    with pytest.raises(InputError, match=r"c.cert: a certificate is JSON .* name it c.json$"):
+        treesens.check(BC_MODEL, vary="worst_symmetry", gap=0.1, certificate=tmp_path / "c.cert")
+    assert not (tmp_path / "c.cert").exists()
+
+
 def test_a_certificate_named_as_the_model_file_is_refused_and_the_model_kept(tmp_path):
     # the certificate was written over the model
     model = tmp_path / "m.json"

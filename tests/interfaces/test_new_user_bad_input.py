@@ -4,7 +4,8 @@ model's base_score or tree, an empty path in a .sens file, a negative feature in
 plugin that exits, a list flag given twice (its first list dropped in silence before), a
 .sens audit's out file, categories whose codes the bounds exclude (a vacuous answer
 before), a model saved with a byte order mark, random bytes named .model, a certify
-budget without a certificate, emit over an existing file of another kind."""
+budget without a certificate, emit over an existing file of another kind, a certificate
+named otherwise than .json."""
 
 from __future__ import annotations
 
@@ -238,3 +239,14 @@ def test_a_sweep_s_certify_budget_without_a_certificates_folder_is_refused(capsy
     argv = ["sweep", BREAST, "--features", "worst_symmetry", "--certify-budget", "5"]
     assert main(argv) == 2
     assert "is the time for the proofs --certificates DIR writes" in capsys.readouterr().err
+
+
+def test_a_certificate_not_named_json_is_refused_before_the_question(tmp_path, capsys):
+    # it wrote JSON into c.csv, which treesens verify DIR (its *.json) then missed
+    cert = tmp_path / "c.csv"
+    argv = ["check", BREAST, "--vary", "worst_symmetry", "--gap", "0.1"]
+    assert main([*argv, "--certificate", str(cert)]) == 2
+    err = capsys.readouterr().err
+    assert f"{cert}: a certificate is JSON and its name ends in .json" in err
+    assert err.rstrip().endswith("name it c.json") and "loaded" not in err
+    assert not cert.exists()
