@@ -26,6 +26,10 @@ from .compare import add_sens_args, load_queries_from_args
 
 FORMATS = ("smt2", "lp", "mps")
 DEFAULT_BACKEND = {"smt2": "z3", "lp": "highs", "mps": "highs"}
+# the formats a solver's own problem is written in: z3's is SMT-LIB, the MILP solvers' LP or
+# MPS (the LP writer makes implications big-M rows whatever the backend, so z3's problem as
+# LP is HiGHS's); cpsat's integer scaling shows in any format, and it is in none of these
+SOLVES = {"z3": ("smt2",), "highs": ("lp", "mps"), "cbc": ("lp", "mps"), "gurobi": ("lp", "mps")}
 
 
 HELP = "write the compiled query as SMT-LIB 2, LP or MPS"
@@ -80,7 +84,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
         default=None,
-        help="whose reductions to apply (default: z3 for smt2, highs for lp/mps)",
+        help="whose reductions to apply (default: z3 for smt2, highs for lp/mps): z3 goes "
+        "with smt2, highs, cbc and gurobi with lp and mps, cpsat (integer-scaled) with any",
     )
     p.add_argument(
         "--plain-smt",
@@ -142,6 +147,20 @@ def _format(args) -> str:
     raise InputError("give --format smt2|lp|mps (or an -o file ending in .smt2, .lp or .mps)")
 
 
+def refuse_unsolved_format(fmt: str, backend: str | None) -> None:
+    """A backend named with a format it does not solve (--backend z3 --format mps, whose
+    file was HiGHS's problem: the backend left no trace) is one InputError naming both."""
+    solves = SOLVES.get(backend or "")
+    if solves is None or fmt in solves:
+        return
+    whose = "z3's" if fmt == "smt2" else "the MILP backends', highs, cbc and gurobi"
+    raise InputError(
+        f"--backend {backend} solves the {' or '.join(solves)} problem, not {fmt}: give "
+        f"--format {solves[0]} (or -o FILE.{solves[0]}) for {backend}'s, or drop --backend "
+        f"for the {fmt} problem ({whose}; --backend cpsat scales it to integers)"
+    )
+
+
 def _emitted(path: Path) -> bool:
     """Whether a file is empty or one emit wrote (its first line ``; query ...``, or
     ``\\ query`` / ``* query``: emit_text's header), which a rerun may write over."""
@@ -197,6 +216,7 @@ def emit_text(
 def run(args) -> int:
     refuse_solve_flags(args)
     fmt = _format(args)
+    refuse_unsolved_format(fmt, args.backend)
     ns = argparse.Namespace(**vars(args))
     ens, queries = load_queries_from_args(ns, backend=args.backend or DEFAULT_BACKEND[fmt])
     if len(queries) != 1:

@@ -5,7 +5,7 @@ plugin that exits, a list flag given twice (its first list dropped in silence be
 .sens audit's out file, categories whose codes the bounds exclude (a vacuous answer
 before), a model saved with a byte order mark, random bytes named .model, a certify
 budget without a certificate, emit over an existing file of another kind, a certificate
-named otherwise than .json."""
+named otherwise than .json, emit's backend with a format it does not solve."""
 
 from __future__ import annotations
 
@@ -250,3 +250,15 @@ def test_a_certificate_not_named_json_is_refused_before_the_question(tmp_path, c
     assert f"{cert}: a certificate is JSON and its name ends in .json" in err
     assert err.rstrip().endswith("name it c.json") and "loaded" not in err
     assert not cert.exists()
+
+
+@pytest.mark.parametrize(("backend", "fmt"), [("z3", "mps"), ("highs", "smt2")])
+def test_emit_of_a_backend_with_a_format_it_does_not_solve_is_bad_input(
+    tmp_path, capsys, backend, fmt
+):
+    # --backend z3 --format mps wrote HiGHS's problem, the backend ignored in silence
+    out = tmp_path / f"q.{fmt}"
+    argv = ["emit", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--backend", backend]
+    assert main([*argv, "-o", str(out)]) == 2
+    assert f"--backend {backend} solves the " in capsys.readouterr().err
+    assert not out.exists()
