@@ -132,6 +132,20 @@ def test_a_certificate_not_named_json_is_refused(tmp_path):
     assert not (tmp_path / "c.cert").exists()
 
 
+def test_a_certificate_of_a_model_in_memory_is_refused_before_the_search(tmp_path, monkeypatch):
+    # it answered first, then said "no certificate: a certificate needs the model's file"
+    from sklearn.tree import DecisionTreeClassifier
+
+    from treesens.interfaces import api
+
+    monkeypatch.setattr(api, "answer", lambda *a, **k: pytest.fail("the question was asked"))
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    tree = DecisionTreeClassifier().fit(X, [0, 1, 0, 1])
+    with pytest.raises(InputError, match=r"^certificate= needs the model's file, .* in memory"):
+        treesens.check(tree, vary="x1", gap=0.2, certificate=tmp_path / "c.json")
+    assert not (tmp_path / "c.json").exists()
+
+
 def test_a_certificate_named_as_the_model_file_is_refused_and_the_model_kept(tmp_path):
     # the certificate was written over the model
     model = tmp_path / "m.json"
