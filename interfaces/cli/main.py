@@ -232,8 +232,8 @@ def _features_without_vary(argv, flag: str = "--vary") -> str:
 FLAG_AFTER_MODEL = {"compare": "--vary", "emit": "--vary", "sweep": "--features"}
 
 
-# the flags that take a comma-separated list of features
-LIST_FLAGS = ("--vary", "--features", "--protected")
+# the flags that take a comma-separated list (of features, backends, classes, passes)
+LIST_FLAGS = ("--vary", "--features", "--protected", "--backends", "--classes", "--passes")
 
 
 def _word_after_model(argv, message: str) -> str:

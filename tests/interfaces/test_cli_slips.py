@@ -123,6 +123,19 @@ def test_features_separated_by_a_space_are_told_the_list_is_comma_separated(caps
     )
 
 
+@pytest.mark.parametrize(
+    ("command", "flag", "given"),
+    [("compare", "--backends", ["cpsat", "z3"]), ("check", "--passes", ["ordering", "unaff"])],
+)
+def test_a_list_of_backends_or_passes_given_as_words_is_told_its_commas(
+    capsys, command, flag, given
+):
+    # compare's was "'z3' after the model names no flag: --vary z3"; check's said nothing
+    assert main([command, MODEL, flag, *given, "--vary", "mean_texture"]) == 2
+    told = f"; {flag} takes one comma-separated list: {flag} {','.join(given)}"
+    assert told in capsys.readouterr().err
+
+
 def test_an_unrecognized_word_after_other_flags_is_told_as_before(capsys):
     assert main(["compare", MODEL, "--vary", "mean_texture", "--json", "extra"]) == 2
     assert _stderr_lines(capsys) == [
