@@ -23,6 +23,7 @@ from ..questions.certificate_document import (
     check_certify_budget,
     refuse_budget_alone,
 )
+from ..questions.certificate_model import model_file_of, refuse_without_model_file
 from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.compare import backend_list, compare_query, disagreement
@@ -189,38 +190,15 @@ def _ask(
     if certificate is not None:
         check_certificate_path(certificate)
     ens, q, kw = query_of(model, vary, name, keywords, where)
-    model_file = _model_file(model, ens)
-    if certificate is not None and model_file is None:  # before the search, not after it
-        raise InputError(_no_model_file(model, ens))
+    if certificate is not None:  # before the search, not after it
+        refuse_without_model_file(model, ens, "certificate=")
     with recording_for(q, certificate):  # the certificate from the answer's own proof
         res = answer(ens, q, start=start, memory_mb=kw["memory_mb"])
     if certificate is not None:
+        model_file = model_file_of(model, ens)
         budget = certify_budget if certify_budget is not None else q.plan.timeout
         certify_answer(ens, q, res, certificate, model_file, budget, kw["memory_mb"])
     return res
-
-
-def _model_file(model, ens) -> str | Path | None:
-    """The file a certificate names: the model given as a path, or the file a loaded
-    Ensemble was read from (None: an in-memory model, which the checker cannot read)."""
-    if isinstance(model, (str, Path)):
-        return model
-    where = ens.origin.file if ens.origin is not None else ""
-    return where if where and Path(where).is_file() else None
-
-
-def _no_model_file(model, ens) -> str:
-    """Why a certificate cannot be asked of this model: it has no file the checker can
-    read with the model's library (built in memory, or its file gone since its load)."""
-    where = ens.origin.file if ens.origin is not None else ""
-    if where and not where.startswith("<"):  # an in-memory model's reads "<XGBClassifier>"
-        has = f"its file {where} is gone"
-    else:
-        has = f"the model given is in memory ({where or type(model).__name__})"
-    return (
-        "certificate= needs the model's file, which the checker reads with the model's "
-        f"library, and {has}: save the model and give its path (docs/certificates.md)"
-    )
 
 
 # the keywords a function takes beside the table's, for a misspelt one's did-you-mean

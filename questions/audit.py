@@ -50,6 +50,7 @@ from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
 )
 from .campaign import Campaign, opened
 from .certificate_document import check_certify_budget
+from .certificate_model import refuse_without_model_file
 from .executors import Executor, Failure
 from .memory import refuse_over_limit
 
@@ -373,7 +374,7 @@ def audit(
     ``timeout_per_row``), checked by the independent checker, as ``treesens audit
     --certificates`` writes them (questions/audit_certificates.py, docs/certificates.md);
     ``df.attrs["certificates"]``: each such row -> "" (certified and verified) or why not.
-    The model is given as its file, or loaded from one (the checker reads it).
+    The model is given as its file, or loaded from one (the checker reads it; in memory: refused).
     ``certify_rows``: at most the first that many rows; ``certify_timeout``: rows begun
     only for that many seconds (either leaves a row "not attempted: ...");
     ``certify_progress`` (a callable): a line on how far they got, on a long run.
@@ -387,7 +388,7 @@ def audit(
     certify = _certify_setting(
         model, certificates, certify_budget, certify_rows, certify_timeout, certify_progress
     )
-    ens = load_model(model, details=details, data=data, label=label)
+    ens = _loaded(model, details, data, label, certify is not None)
     ds = load_data(data, ens, label)
     say_data_notes(ds)
     vary = feature_list(ens, vary, "vary")
@@ -400,6 +401,16 @@ def audit(
     lines, certified = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits, certify)
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
     return _with_attrs(df, groups, certified, lines if work is not None else None)
+
+
+def _loaded(model, details, data, label: str, certified: bool) -> Ensemble:
+    """audit()'s model; with certificates asked (``certified``), refused before any row
+    where the checker has no file of it to read (a model in memory), where each row's
+    reason said so after every row was answered."""
+    ens = load_model(model, details=details, data=data, label=label)
+    if certified:
+        refuse_without_model_file(model, ens, "certificates=")
+    return ens
 
 
 def _with_attrs(df, groups, certified: dict | None, lines: list | None):

@@ -21,6 +21,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import ANY
 from .audit_solve import kept_answer, row_query
 from .audit_spec import AuditSpec, audit_reading
+from .certificate_model import model_file_of  # noqa: F401 - re-exported: audit's import
 from .certify import certify, certify_answer, forget_file
 from .output_folder import make_folder
 
@@ -32,15 +33,6 @@ NOT_ATTEMPTED = "not attempted"
 NO_FLIP = "no flip to certify"
 # a long run's progress line: how far the certificates got, at most once in this many s
 PROGRESS_SECONDS = 30.0
-
-
-def model_file_of(model, ens: Ensemble) -> str | Path | None:
-    """The file a row's certificate names: the model given as a path, or the file a loaded
-    Ensemble was read from (None: an in-memory model, which the checker cannot read)."""
-    if isinstance(model, (str, Path)):
-        return model
-    where = ens.origin.file if ens.origin is not None else ""
-    return where if where and Path(where).is_file() else None
 
 
 def certificate_name(row: int) -> str:

@@ -146,6 +146,22 @@ def test_a_certificate_of_a_model_in_memory_is_refused_before_the_search(tmp_pat
     assert not (tmp_path / "c.json").exists()
 
 
+def test_an_audits_certificates_of_a_model_in_memory_are_refused_before_any_row(
+    tmp_path, monkeypatch
+):
+    # every row was answered, then df.attrs["certificates"] said "needs the model's file"
+    from sklearn.tree import DecisionTreeClassifier
+
+    from treesens.questions import audit as audit_module
+
+    monkeypatch.setattr(audit_module, "_answered", lambda *a, **k: pytest.fail("rows answered"))
+    X = pd.DataFrame({"a": [0.0, 1.0, 0.0, 1.0], "b": [0.0, 0.0, 1.0, 1.0]})
+    tree = DecisionTreeClassifier().fit(X, [0, 1, 0, 1])
+    with pytest.raises(InputError, match=r"^certificates= needs the model's file, .* in memory"):
+        treesens.audit(tree, X, vary="b", gap=0.2, certificates=tmp_path / "rows")
+    assert not (tmp_path / "rows").exists()
+
+
 def test_a_certificate_named_as_the_model_file_is_refused_and_the_model_kept(tmp_path):
     # the certificate was written over the model
     model = tmp_path / "m.json"
