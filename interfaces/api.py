@@ -233,6 +233,11 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
     raise a RuntimeWarning: one of them is wrong.
     """
     start = time.time()  # each backend's limit counts the load and the compile, as check's
+    if "backend" in keywords:  # check's one solver, which compare left unread
+        raise InputError(
+            f"compare takes backends= (a list, or one text 'cpsat,z3'), not "
+            f"backend={keywords['backend']!r}: backend= is the one solver of check"
+        )
     kw = keyword_values(with_where(keywords), "compare")
     names = backend_list(backends)
     ens = model_of(model, kw)

@@ -162,6 +162,15 @@ def test_an_audits_certificates_of_a_model_in_memory_are_refused_before_any_row(
     assert not (tmp_path / "rows").exists()
 
 
+def test_compare_given_check_s_backend_keyword_names_its_own(monkeypatch):
+    # backend="z3" was left unread: every installed backend was compared
+    from treesens.interfaces import api
+
+    monkeypatch.setattr(api, "compare_query", lambda *a, **k: pytest.fail("compared"))
+    with pytest.raises(InputError, match=r"^compare takes backends= .*, not backend='z3'"):
+        treesens.compare(BC_MODEL, vary="mean_texture", gap=0.2, backend="z3")
+
+
 def test_a_certificate_named_as_the_model_file_is_refused_and_the_model_kept(tmp_path):
     # the certificate was written over the model
     model = tmp_path / "m.json"
