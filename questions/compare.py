@@ -27,6 +27,10 @@ def backend_list(spec) -> list[str]:
         names = [b.strip() for b in (spec or "").split(",") if b.strip()]
     if spec is not None and not names:
         raise InputError("backends: no backend named (leave it out for every installed one)")
+    spaced = next((b for b in names if len(b.split()) > 1), None)
+    if spaced is not None:  # 'cpsat z3' was "unknown backend 'cpsat z3' (did you mean 'cpsat'?)"
+        joined = ",".join(spaced.split())
+        raise InputError(f"backends: commas separate the backends, not spaces: {joined!r}")
     if not names:
         names = [b for b in BACKENDS if available(b)]
         if not names:

@@ -171,6 +171,12 @@ def test_compare_given_check_s_backend_keyword_names_its_own(monkeypatch):
         treesens.compare(BC_MODEL, vary="mean_texture", gap=0.2, backend="z3")
 
 
+def test_backends_separated_by_spaces_are_told_their_commas():
+    # was "unknown backend 'cpsat z3' (did you mean 'cpsat'?)"
+    with pytest.raises(InputError, match=r"^backends: commas separate the backends, .*'cpsat,z3'$"):
+        treesens.compare(BC_MODEL, vary="mean_texture", gap=0.2, backends="cpsat z3")
+
+
 def test_a_certificate_named_as_the_model_file_is_refused_and_the_model_kept(tmp_path):
     # the certificate was written over the model
     model = tmp_path / "m.json"
