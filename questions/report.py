@@ -36,6 +36,7 @@ from ..readers.load import load_model
 from ..search import gap_kernel, gap_kernel_compile
 from .audit import audit, summary
 from .campaign import holds_other_model
+from .certificate_model import refuse_without_model_file
 from .output_folder import make_folder_of
 from .progress import Display
 from .query_build import query_from_keywords
@@ -487,7 +488,7 @@ def report(
     common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
     # what a protected feature is asked: a classifier's gap, or a regressor's change
     asked = {"gap": gap} if delta is None else {"delta": delta}
-    model_file = model if model_file is None and isinstance(model, str | Path) else model_file
+    model_file = _model_file(model, model_file, ens, certificates is not None)
     work = budget * (1 - CERTIFY_SHARE) if certificates is not None else budget  # the rest
     with watching() as usage, _other_models_said(ens, (rank_path, check_path), say):
         ranking = _rank(ens, names, RANK_SHARE * work, rank_path, common, say)
@@ -517,6 +518,15 @@ def report(
         classes=_pair(classes),
         advice=budget_advice(ranking, budget, RANK_SHARE * work / budget, REPORT_AGAIN),
     )
+
+
+def _model_file(model, model_file, ens: Ensemble, certified: bool) -> str | Path | None:
+    """The model's file for the page (``model`` when a path); with certificates asked
+    (``certified``), a model the checker has no file of (in memory) is refused before the
+    ranking, where the claims and the audited rows each said so after it."""
+    if certified:
+        refuse_without_model_file(model, ens, "certificates=")
+    return model if model_file is None and isinstance(model, str | Path) else model_file
 
 
 def _audit_lower_bounds(ens, data, label: str, ranking: list[Result], found: list, say) -> None:

@@ -162,6 +162,22 @@ def test_an_audits_certificates_of_a_model_in_memory_are_refused_before_any_row(
     assert not (tmp_path / "rows").exists()
 
 
+def test_a_reports_certificates_of_a_model_in_memory_are_refused_before_the_ranking(
+    tmp_path, monkeypatch
+):
+    # the ranking, checks and audits ran, then each claim and row said "needs the model's file"
+    from sklearn.tree import DecisionTreeClassifier
+
+    from treesens.questions import report as report_module
+
+    monkeypatch.setattr(report_module, "_rank", lambda *a, **k: pytest.fail("ranked"))
+    rows = pd.read_csv(BC_ROWS)
+    tree = DecisionTreeClassifier(max_depth=2).fit(rows.drop(columns="label"), rows["label"])
+    with pytest.raises(InputError, match=r"^certificates= needs the model's file, .* in memory"):
+        treesens.report(tree, BC_ROWS, budget=10, progress=False, certificates=tmp_path / "c")
+    assert not (tmp_path / "c").exists()
+
+
 def test_compare_given_check_s_backend_keyword_names_its_own(monkeypatch):
     # backend="z3" was left unread: every installed backend was compared
     from treesens.interfaces import api
