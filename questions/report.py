@@ -36,7 +36,7 @@ from ..readers.load import load_model
 from ..search import gap_kernel, gap_kernel_compile
 from .audit import audit, summary
 from .campaign import holds_other_model
-from .certificate_model import refuse_without_model_file
+from .certificate_model import model_file_of, refuse_without_model_file
 from .output_folder import make_folder_of
 from .progress import Display
 from .query_build import query_from_keywords
@@ -457,7 +457,7 @@ def report(
     ``results``: a JSON Lines path; the ranking and the checks are kept beside it
     (``NAME.rank.jsonl``, ``NAME.checks.jsonl``) and reused when the report is run again.
     ``command`` and ``model_file``: how to reproduce the report and the model's file,
-    for its provenance (``model_file`` defaults to ``model`` when that is a path).
+    for its provenance (default: ``model``'s path, or the file it was loaded from).
     ``certificates``: a folder; the proof of each protected feature's "insensitive"
     answer is written there by the box search and checked by the independent checker
     (docs/certificates.md), and so is the upper bound of each ranked max gap
@@ -521,12 +521,15 @@ def report(
 
 
 def _model_file(model, model_file, ens: Ensemble, certified: bool) -> str | Path | None:
-    """The model's file for the page (``model`` when a path); with certificates asked
-    (``certified``), a model the checker has no file of (in memory) is refused before the
-    ranking, where the claims and the audited rows each said so after it."""
+    """The model's file for the page and its certificates: ``model_file``, else ``model``
+    when a path or the file it was loaded from (a loaded Ensemble's claims were "no
+    certificate: a certificate needs the model's file" while its rows were certified from
+    that file); with certificates asked (``certified``), a model the checker has no file
+    of (in memory) is refused before the ranking, where the claims and the audited rows
+    each said so after it."""
     if certified:
         refuse_without_model_file(model, ens, "certificates=")
-    return model if model_file is None and isinstance(model, str | Path) else model_file
+    return model_file if model_file is not None else model_file_of(model, ens)
 
 
 def _audit_lower_bounds(ens, data, label: str, ranking: list[Result], found: list, say) -> None:

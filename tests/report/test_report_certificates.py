@@ -63,3 +63,16 @@ def test_a_max_gap_of_0_5_needs_no_certificate_and_is_not_listed_as_not_answered
     rep = Report(**{**certified.__dict__, "ranking": [Result(**{**r.__dict__, "proof": trivial})]})
     assert rep.missing_certificates == []
     assert f"no certificate needed: {TRIVIAL_BOUND}" in render(rep)
+
+
+def test_a_model_loaded_from_its_file_is_certified_from_that_file(tmp_path):
+    # its ranked max gap's certificate was "a certificate needs the model's file"
+    from treesens import load_model
+
+    rep = report(
+        load_model(str(MODEL)), str(ROWS), features=["worst_symmetry"], budget=200,
+        certificates=tmp_path, progress=False,
+    )  # fmt: skip
+    (ranked,) = rep.ranking
+    assert ranked.proof.checked, ranked.proof
+    assert verify_file(tmp_path / "worst_symmetry.max-gap.json").valid
