@@ -2,8 +2,8 @@
 minute): that time is not counted in the time limit, so a first run gives the answer a later run gives,
 from the CLI, the Python API, a sweep's worker process and a report. Each case runs in a
 fresh interpreter with an empty numba cache of its own (``NUMBA_CACHE_DIR``), as right
-after install. The time limit, 10 s, is under any compile time and well over what the
-search takes once compiled, the interpreter's start-up included, on a busy machine.
+after install. The time limit, 60 s, is well over what the search takes once compiled,
+the interpreter's start-up included, on a busy machine; the report's case reads no clock.
 
 Each case compiles the kernel anew (about 35 s), so only the command line's first run is
 in the suite; the API's and a sweep worker's, which run the same search and its deadline
@@ -120,17 +120,28 @@ def test_a_sweep_worker_leaves_its_first_compile_out_of_the_timeout(tmp_path):
 
 @pytest.mark.slow
 def test_a_report_makes_the_box_search_ready_before_its_budget_starts(tmp_path):
+    """On an empty cache the report compiles the box search (the cache fills) before its
+    ranking, whose search then finds the kernel ready: it searches boxes and compiles
+    nothing, neither in its time nor in its stats. Nothing here reads a clock (this asked
+    for a max gap proven within a 10 s budget, which load ~8 broke): a loaded machine
+    takes longer, not another path. With both compiles before a budget removed (the
+    report's, and the budgeted sweep's in questions/sweep_budget.answer_within), the
+    ranking's search compiles the kernel and its stats say so: the test fails."""
     code = (
         "import json, treesens\n"
         f"rep = treesens.report({str(MODEL)!r}, {str(ROWS)!r}, features=['mean_texture'],\n"
-        "                       budget=10, progress=False)\n"
-        "print(json.dumps(rep.ranking[0].max_gap))\n"
+        "                       budget=120, progress=False)\n"
+        "r = rep.ranking[0]\n"
+        "print(json.dumps({'time': r.time, 'box_search': r.stats['box_search']}))\n"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code], env=_empty_cache(tmp_path), capture_output=True, text=True
-    )
+    env = _empty_cache(tmp_path)
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout.splitlines()[-1])["proven"]
+    ranked = json.loads(p.stdout.splitlines()[-1])
+    assert any(Path(env["NUMBA_CACHE_DIR"]).rglob("*.nbc")), "nothing was compiled"
+    assert ranked["box_search"]["boxes"] > 0
+    assert not ranked["box_search"]["kernel"]["compiled"]
+    assert "box_search_compile" not in ranked["time"], ranked["time"]
 
 
 @pytest.mark.slow
