@@ -72,7 +72,13 @@ _WHERE = {
 }
 
 
+# packages a user calls by the name of their command: treesens.verify("c.json")
+_PACKAGES = {"verify": "treesens.verify"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _PACKAGES:
+        return importlib.import_module(_PACKAGES[name])  # importing sets it on this package
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(_WHERE[name]), name)
@@ -81,7 +87,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+    return sorted(set(globals()) | set(_WHERE) | set(_PACKAGES))
 
 
 def _text(result: Result) -> str:

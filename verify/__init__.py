@@ -10,6 +10,22 @@ of the proof from the trees and checks that the proof's boxes cover the pair spa
 ``tests/package/test_layers.py`` keeps it apart.
 """
 
+import sys
+import types
+from pathlib import Path
+
 from .check import CertificateError, ModelUnreadable, Verdict, verify_file
+
+
+class CheckerPackage(types.ModuleType):
+    """This package, callable: ``treesens.verify("c.json")``, as a reader of
+    ``treesens verify c.json`` writes it, is ``verify_file("c.json")``; the package stays
+    one to import from (``from treesens.verify import verify_file``)."""
+
+    def __call__(self, path: str | Path, model_path: str | None = None) -> Verdict:
+        return verify_file(path, model_path)
+
+
+sys.modules[__name__].__class__ = CheckerPackage
 
 __all__ = ["CertificateError", "ModelUnreadable", "Verdict", "verify_file"]
