@@ -22,8 +22,14 @@ class CheckerPackage(types.ModuleType):
     ``treesens verify c.json`` writes it, is ``verify_file("c.json")``; the package stays
     one to import from (``from treesens.verify import verify_file``)."""
 
-    def __call__(self, path: str | Path, model_path: str | None = None) -> Verdict:
-        return verify_file(path, model_path)
+    def __call__(
+        self,
+        path: str | Path,
+        model_path: str | Path | None = None,
+        *,
+        model: str | Path | None = None,
+    ) -> Verdict:
+        return verify_file(path, model_path, model=model)
 
 
 sys.modules[__name__].__class__ = CheckerPackage

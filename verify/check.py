@@ -93,7 +93,12 @@ def unreadable_json(text: str, e: json.JSONDecodeError) -> str:
     return f"not a readable certificate ({e})"
 
 
-def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
+def verify_file(
+    path: str | Path, model_path: str | Path | None = None, *, model: str | Path | None = None
+) -> Verdict:
+    """Check the certificate at ``path`` against its model: the file it names, or
+    ``model_path`` (``model=`` is the same, as ``treesens.check`` calls it)."""
+    model_path = _model_file(model_path, model)
     if Path(path).is_dir():
         raise CertificateError(f"{path}: is a directory, not a certificate")
     if not Path(path).exists():  # as every treesens command says a file is missing
@@ -224,6 +229,18 @@ def misshapen_question(q: dict) -> str | None:
 def stated_bound(v) -> bool:
     """A domain's bound as a certificate states it: a number, or "inf" / "-inf"."""
     return number(v) or v in ("inf", "-inf")
+
+
+def _model_file(model_path: str | Path | None, model: str | Path | None) -> str | None:
+    if model_path is not None and model is not None:
+        raise TypeError("verify_file: give the model once, as model_path= or model=, not both")
+    given = model if model is not None else model_path
+    if given is not None and not isinstance(given, (str, os.PathLike)):
+        raise TypeError(
+            f"verify_file: the model is given as its file (a path), not a {type(given).__name__}: "
+            "the checker reads the model from its file itself"
+        )
+    return None if given is None else os.fspath(given)
 
 
 def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:

@@ -36,3 +36,20 @@ def test_the_package_stays_one_to_import_from():
     from treesens.verify import CertificateError  # noqa: F401
 
     assert treesens.verify.verify_file is verify_file
+
+
+def test_verify_file_takes_the_model_as_model(written):
+    model, certificate = written
+    assert verify_file(certificate, model=model).valid
+
+
+def test_the_model_given_twice_is_a_type_error_naming_both_keywords(written):
+    model, certificate = written
+    with pytest.raises(TypeError, match="model_path= or model=, not both"):
+        verify_file(certificate, model_path=model, model=model)
+
+
+def test_a_loaded_model_is_a_type_error_saying_the_checker_reads_its_file(written):
+    model, certificate = written
+    with pytest.raises(TypeError, match="given as its file"):
+        verify_file(certificate, model=treesens.load_model(str(model)))
