@@ -88,7 +88,8 @@ def check_certificate_path(path: str | Path) -> None:
         raise InputError(
             "cannot write the certificate there: it is a directory (give a file name)", str(path)
         )
-    if p.suffix != ".json":  # verify DIR checks a folder's *.json: another name hides a proof
+    # verify DIR checks a folder's *.json (c.JSON too): another name hides a proof
+    if p.suffix.lower() != ".json":
         raise InputError(
             f"a certificate is JSON and its name ends in .json (treesens verify DIR checks "
             f"the *.json files of a folder): name it {p.with_suffix('.json').name}",

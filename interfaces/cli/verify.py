@@ -105,11 +105,16 @@ def _natural(path: Path) -> list:
     return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", path.name)]
 
 
+def is_json_file(path: Path) -> bool:
+    """A file named *.json in any case (c.JSON too, a name --certificate accepts)."""
+    return path.suffix.lower() == ".json" and path.is_file()
+
+
 def _folder(folder: Path) -> list[Path]:
     """A folder's *.json files in the order of their names, then its subfolders' (an
     audit's rows, which ``test`` and ``report --certificates DIR`` write into
     ``DIR/NAME.rows/``); a link to a folder is not followed."""
-    files = sorted((f for f in folder.glob("*.json") if f.is_file()), key=_natural)
+    files = sorted((f for f in folder.iterdir() if is_json_file(f)), key=_natural)
     subs = sorted((d for d in folder.iterdir() if d.is_dir() and not d.is_symlink()), key=_natural)
     return files + [f for d in subs for f in _folder(d)]
 

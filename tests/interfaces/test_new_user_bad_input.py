@@ -252,6 +252,13 @@ def test_a_certificate_not_named_json_is_refused_before_the_question(tmp_path, c
     assert not cert.exists()
 
 
+def test_a_certificate_named_json_in_capitals_is_written(tmp_path, capsys):
+    cert = tmp_path / "C.JSON"
+    argv = ["check", BREAST, "--vary", "worst_symmetry", "--gap", "0.1"]
+    assert main([*argv, "--certificate", str(cert)]) == 0
+    assert cert.exists()
+
+
 @pytest.mark.parametrize(("backend", "fmt"), [("z3", "mps"), ("highs", "smt2")])
 def test_emit_of_a_backend_with_a_format_it_does_not_solve_is_bad_input(
     tmp_path, capsys, backend, fmt

@@ -206,6 +206,15 @@ def test_verify_of_a_folder_checks_the_certificates_of_its_subfolders_too(writte
     assert lines[-1] == "3 certificates: 3 valid"
 
 
+def test_verify_of_a_folder_checks_a_certificate_named_json_in_capitals(written, tmp_path):
+    # check --certificate C.JSON writes one: verify DIR finds it
+    _, certs = written
+    shutil.copyfile(certs[0], tmp_path / "QUERY.JSON")
+    p = treesens_here("verify", tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == "1 certificate: 1 valid"
+
+
 def test_certifying_an_audit_s_rows_again_removes_the_files_of_rows_it_no_longer_certifies(
     written, tmp_path
 ):
