@@ -125,6 +125,11 @@ def run(args) -> int:
     return res.exit_code
 
 
+# the least time the advice above leaves a search: the limit asked, where it was less
+# (--timeout 0.001), would leave it a fraction of a second, too little to answer
+ADVISED_SEARCH_S = 10.0
+
+
 def before_search_note(res, timeout: float | None, startup: float, load: float) -> None:
     """Where the time limit ran out before the search began (the command's start-up and
     the model's load took it, or compiling took what they left), say what took it and what
@@ -140,10 +145,11 @@ def before_search_note(res, timeout: float | None, startup: float, load: float) 
     took += f", {stage} {compile_s:.1f}s" if stopped else ""
     if stopped:
         res.message = f"time limit reached before the search ({took}, of --timeout {timeout:g})"
+    search = max(timeout, ADVISED_SEARCH_S)
     res.notes.append(
         f"--timeout counts the whole command{'' if stopped else f' ({took})'}: run with "
-        f"--timeout {math.ceil(before + timeout)} or more (the {before:.1f}s before the "
-        f"search and {timeout:g}s for it), or load the model once for many questions "
+        f"--timeout {math.ceil(before + search)} or more (the {before:.1f}s before the "
+        f"search and {search:g}s for it), or load the model once for many questions "
         "(treesens sweep, a .sens file's treesens run, or treesens.load_model and "
         "treesens.check in Python)"
     )

@@ -62,6 +62,12 @@ def test_a_max_gap_out_of_time_before_its_search_advises_a_timeout_above_the_loa
     assert _advised_timeout(res["notes"]) >= LOAD_S + 0.5
 
 
+def test_a_limit_too_short_for_a_search_is_advised_with_time_for_one(slow_load, capsys):
+    # --timeout 0.5 was advised as 1: the load's 0.6 s and 0.4 s left for the search
+    res = _check(capsys, "--gap", "0.2")
+    assert _advised_timeout(res["notes"]) >= LOAD_S + check.ADVISED_SEARCH_S
+
+
 def test_a_check_with_time_left_for_its_search_has_no_such_note(capsys):
     main(["check", MODEL, "--vary", "worst area", "--gap", "0.2", "--timeout", "30", "--json"])
     notes = json.loads(capsys.readouterr().out)["notes"]
