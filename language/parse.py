@@ -576,7 +576,7 @@ def _unexpected_characters(e: UnexpectedCharacters, text: str, err) -> SensError
     if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
         expected = _describe_expected(_accepted(e, e.allowed))
         return err(f"unexpected {word!r}; expected {expected}", e.line, e.column)
-    return err(slips.character_slip(before, ch), e.line, e.column)
+    return err(slips.character_slip(before, text[e.pos_in_stream :]), e.line, e.column)
 
 
 def _spaced_name(before: str, tok, expected) -> str | None:

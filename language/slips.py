@@ -110,12 +110,15 @@ def equals_slip(text: str, tok, expected) -> str | None:
 _PATH_STATEMENT = re.compile(r"\b(model|data|from|plugin)[ \t]+$")
 
 
-def character_slip(before: str, ch: str) -> str:
-    """The error of a character no token starts with, ``before`` the text before it: a
-    path left unquoted (``model /models/m.json``), a ';' ending a statement; else the
-    character named alone."""
+def character_slip(before: str, rest: str) -> str:
+    """The error of a character no token starts with, ``before`` the text before it and
+    ``rest`` the text from it: a path left unquoted (``model /models/m.json``), a ';'
+    ending a statement, a comment begun with '//'; else the character named alone."""
+    ch = rest[:1]
     if (m := _PATH_STATEMENT.search(before)) and ch in "/\\~.":
         return f'unexpected character {ch!r}: a path is quoted ({m.group(1)} "path/to/file")'
     if ch == ";":
         return "unexpected character ';': statements are set apart by a new line or a space"
+    if rest.startswith("//"):
+        return "unexpected '//': a comment starts with '#'"
     return f"unexpected character {ch!r}"

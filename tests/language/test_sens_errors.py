@@ -672,6 +672,15 @@ CASES = {
             "                           ^",
         ],
     ),
+    # was "unexpected character '/'"
+    "a_comment_begun_with_two_slashes": (
+        _bc("query q { vary mean_texture  // texture\n}\n"),
+        [
+            "{F}:3:30: unexpected '//': a comment starts with '#'",
+            "query q { vary mean_texture  // texture",
+            "                             ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
