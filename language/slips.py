@@ -113,7 +113,8 @@ _PATH_STATEMENT = re.compile(r"\b(model|data|from|plugin)[ \t]+$")
 def character_slip(before: str, rest: str) -> str:
     """The error of a character no token starts with, ``before`` the text before it and
     ``rest`` the text from it: a path left unquoted (``model /models/m.json``), a ';'
-    ending a statement, a comment begun with '//'; else the character named alone."""
+    ending a statement, a comment begun with '//', a range in parentheses; else the
+    character named alone."""
     ch = rest[:1]
     if (m := _PATH_STATEMENT.search(before)) and ch in "/\\~.":
         return f'unexpected character {ch!r}: a path is quoted ({m.group(1)} "path/to/file")'
@@ -121,4 +122,6 @@ def character_slip(before: str, rest: str) -> str:
         return "unexpected character ';': statements are set apart by a new line or a space"
     if rest.startswith("//"):
         return "unexpected '//': a comment starts with '#'"
+    if ch == "(" and re.search(r"\bin[ \t]*$", before):
+        return "unexpected character '(': a range is written in square brackets (in [10, 15])"
     return f"unexpected character {ch!r}"

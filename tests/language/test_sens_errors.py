@@ -681,6 +681,16 @@ CASES = {
             "                             ^",
         ],
     ),
+    # was "unexpected character '('"
+    "a_range_in_parentheses": (
+        _bc("query q { vary mean_texture\n where mean_radius in (10, 15) }\n"),
+        [
+            "{F}:4:23: unexpected character '(': a range is written in square brackets "
+            "(in [10, 15])",
+            " where mean_radius in (10, 15) }",
+            "                      ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
