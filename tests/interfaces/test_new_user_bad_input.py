@@ -235,6 +235,21 @@ def test_emit_into_an_existing_file_no_format_names_is_refused_and_keeps_it(tmp_
     assert readme.read_text() == "# my project\n"
 
 
+def test_a_report_s_certify_budget_without_a_certificates_folder_is_refused(tmp_path, capsys):
+    # it was taken, the report written and nothing certified
+    argv = ["report", BREAST, "--out", str(tmp_path / "r.html"), "--certify-budget", "5"]
+    assert main(argv) == 2
+    assert "is the time for the proofs --certificates DIR writes" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_report_s_certify_rows_without_a_certificates_folder_is_refused(tmp_path, capsys):
+    argv = ["report", BREAST, "--out", str(tmp_path / "r.html"), "--certify-rows", "3"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--certify-rows 3 is how many audited rows --certificates DIR certifies" in err
+
+
 def test_a_sweep_s_certify_budget_without_a_certificates_folder_is_refused(capsys):
     argv = ["sweep", BREAST, "--features", "worst_symmetry", "--certify-budget", "5"]
     assert main(argv) == 2
