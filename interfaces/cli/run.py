@@ -47,8 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--query",
         metavar="NAME",
+        action="append",
         default=None,
-        help="run only this query, or every query of this sweep",
+        help="run only this query, or every query of this sweep (repeatable, or NAME,NAME: "
+        "those named, in the file's order within each)",
     )
     add_run_limits(p, "every query's time limit")
     p.add_argument(
@@ -82,6 +84,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def query_names(given: list[str] | None) -> list[str | None]:
+    """The blocks --query names (each given, split at commas), or [None]: every one."""
+    if not given:
+        return [None]
+    return list(dict.fromkeys(n.strip() for g in given for n in g.split(",") if n.strip()))
+
+
 def run(args) -> int:
     if args.timeout is not None and not args.timeout > 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
@@ -90,13 +99,14 @@ def run(args) -> int:
     t0 = time.time()
     with saying(None if args.json else log):  # a long load and its steps, on stderr
         sf = load_queries(args.file)
-    queries = sf.select(args.query)
+    names = query_names(args.query)
+    queries = list({q.name: q for n in names for q in sf.select(n)}.values())
     ens = sf.ensemble
     if args.timeout is not None:
         queries = [q.planned(timeout=args.timeout) for q in queries]
     if args.work is not None:
         queries = [q.planned(work=args.work) for q in queries]
-    audits = sf.select_audits(args.query)
+    audits = list({id(p): p for n in names for p in sf.select_audits(n)}.values())
     if args.work is not None:  # an audit's: each row's budget
         audits = [replace(p, run=replace(p.run, work_per_row=args.work)) for p in audits]
     if args.list:
