@@ -63,9 +63,27 @@ def percent_number(before: str, tok) -> str | None:
     )
 
 
+# a number just before a ',' after a word or comparison that takes one number (gap 0,2):
+# a decimal comma (not classes 0,1, whose slip is another)
+_NUMBER_BEFORE = re.compile(
+    r"(?:\b(?:gap|margin|above|below|delta|tolerance|timeout|budget)|[<>=])[ \t]*(\d+)$"
+)
+
+
+def decimal_comma(before: str, tok) -> str | None:
+    """The error for a decimal comma (``gap 0,2``, as some locales write 0.2), where the
+    parser takes no ',' after the number; None otherwise."""
+    m = _NUMBER_BEFORE.search(before)
+    if str(tok) != "," or m is None:
+        return None
+    n = m.group(1)
+    return f"unexpected ',' after {n}: a number's decimals follow a '.' (0.2, not 0,2)"
+
+
 def number_slip(before: str, tok) -> str | None:
-    """The error for a number a .sens file does not take so (``vary 3``, ``gap 20%``)."""
-    return vary_numbered(before, tok) or percent_number(before, tok)
+    """The error for a number a .sens file does not take so (``vary 3``, ``gap 20%``,
+    ``gap 0,2``)."""
+    return vary_numbered(before, tok) or percent_number(before, tok) or decimal_comma(before, tok)
 
 
 def max_gap_flag(word: str) -> str | None:

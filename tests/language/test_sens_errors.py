@@ -691,6 +691,15 @@ CASES = {
             "                      ^",
         ],
     ),
+    # was "unexpected ','; expected 'backend', 'baseline', ..."
+    "a_gap_with_a_decimal_comma": (
+        _bc("query q { vary mean_texture\n gap 0,2 }\n"),
+        [
+            "{F}:4:7: unexpected ',' after 0: a number's decimals follow a '.' (0.2, not 0,2)",
+            " gap 0,2 }",
+            "      ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
