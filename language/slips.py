@@ -80,10 +80,31 @@ def decimal_comma(before: str, tok) -> str | None:
     return f"unexpected ',' after {n}: a number's decimals follow a '.' (0.2, not 0,2)"
 
 
+# a duration's number, then a space before its unit (timeout 10 s)
+_DURATION_SPACED = re.compile(r"\b(timeout|budget)[ \t]+(\d+(?:\.\d*)?|\.\d+)[ \t]+$")
+
+
+def duration_spaced(before: str, tok) -> str | None:
+    """The error for a duration's unit set apart from its number (``timeout 10 s``);
+    None otherwise."""
+    m = _DURATION_SPACED.search(before)
+    if m is None or str(tok) not in ("ms", "s", "m", "h"):
+        return None
+    written = f"{m.group(1)} {m.group(2)}{tok}"
+    return (
+        f"unexpected {str(tok)!r}: a duration's unit follows its number with no space ({written})"
+    )
+
+
 def number_slip(before: str, tok) -> str | None:
     """The error for a number a .sens file does not take so (``vary 3``, ``gap 20%``,
-    ``gap 0,2``)."""
-    return vary_numbered(before, tok) or percent_number(before, tok) or decimal_comma(before, tok)
+    ``gap 0,2``, ``timeout 10 s``)."""
+    return (
+        vary_numbered(before, tok)
+        or percent_number(before, tok)
+        or decimal_comma(before, tok)
+        or duration_spaced(before, tok)
+    )
 
 
 def max_gap_flag(word: str) -> str | None:

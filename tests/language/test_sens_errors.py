@@ -700,6 +700,16 @@ CASES = {
             "      ^",
         ],
     ),
+    # was "unexpected 's'; expected 'backend', 'baseline', ..."
+    "a_timeout_s_unit_set_apart": (
+        _bc("query q { vary mean_texture\n timeout 10 s }\n"),
+        [
+            "{F}:4:13: unexpected 's': a duration's unit follows its number with no space "
+            "(timeout 10s)",
+            " timeout 10 s }",
+            "            ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
