@@ -96,14 +96,28 @@ def duration_spaced(before: str, tok) -> str | None:
     )
 
 
+# a class pair separated by a comma (classes 0,1, as the CLI's --classes 0,1 writes it)
+_CLASS_BEFORE = re.compile(r"\bclasses[ \t]+(\w+)[ \t]*$")
+
+
+def class_pair_comma(before: str, tok) -> str | None:
+    """The error for a .sens file's class pair written as the CLI's (``classes 0,1``);
+    None otherwise."""
+    m = _CLASS_BEFORE.search(before)
+    if str(tok) != "," or m is None:
+        return None
+    return "unexpected ',': a class pair is written with '->' (classes 0 -> 1)"
+
+
 def number_slip(before: str, tok) -> str | None:
     """The error for a number a .sens file does not take so (``vary 3``, ``gap 20%``,
-    ``gap 0,2``, ``timeout 10 s``)."""
+    ``gap 0,2``, ``timeout 10 s``, ``classes 0,1``)."""
     return (
         vary_numbered(before, tok)
         or percent_number(before, tok)
         or decimal_comma(before, tok)
         or duration_spaced(before, tok)
+        or class_pair_comma(before, tok)
     )
 
 

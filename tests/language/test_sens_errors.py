@@ -710,6 +710,15 @@ CASES = {
             "            ^",
         ],
     ),
+    # was "unexpected ','; expected '->'"
+    "a_class_pair_separated_by_a_comma": (
+        _bc("query q { vary mean_texture\n classes 0,1 }\n"),
+        [
+            "{F}:4:11: unexpected ',': a class pair is written with '->' (classes 0 -> 1)",
+            " classes 0,1 }",
+            "          ^",
+        ],
+    ),
     # was "unexpected 'or' (did you mean 'work'?)"
     "constraints_joined_by_or": (
         _bc(
