@@ -12,11 +12,12 @@ whose interval there meets the child's (read off their segments); its segments a
 the parent's (a child's leaf's interval is a union of the parent's segments of its tree:
 each run ends where one of the child's leaves does), found in the parent's numbering, not
 over the column's ranks; its L on a run is the parent's maximum over it; and the ml of a leaf
-on a column other than the cut one is the parent's (the same segments' maximum). A tree the
-parent's L had on a column it no longer reads within the child (every leaf spans it) gives
-up its L there, and the largest value of that L over the child's ranks is spread evenly
-over the trees still reading the column, so the column's L still sums to at least 0 at
-every rank. Every MPLP column update leaves its column's L summing to at least 0, so the
+on a column other than the cut one is the parent's (the same segments' maximum); a tree
+that keeps every leaf keeps its segments there as they are (copied, not run through). A tree
+the parent's L had on a column it no longer reads within the child (every leaf spans it)
+gives up its L there, and the largest value of that L over the child's ranks is spread
+evenly over the trees still reading the column, so the column's L still sums to at least 0
+at every rank. Every MPLP column update leaves its column's L summing to at least 0, so the
 total after any update is a sound bound: a sweep starts from the cut column and stops at
 the first column whose update takes the total to the floor.
 """
@@ -114,10 +115,29 @@ def _runs(q, g0, g1, g, mark, at, psega, psegb, plval, sega, segb, lval):
 
 
 @jit
+def _copied(g0, g1, i0, n, g, slot, parent, child):
+    """A tree's segments g0:g1 of a column other than the cut one, and its n leaves' slots
+    from the parent's i0 on, as they are in the parent (written from g and slot): the tree
+    keeps every leaf, so there its segments, L and leaf terms are the parent's. Returns the
+    next segment."""
+    _, _, _, psega, psegb, plval, _, ps0, ps1, pml, _ = parent
+    sega, segb, lval, s0, s1, ml = child
+    m, shift = g1 - g0, g - g0
+    sega[g : g + m] = psega[g0:g1]
+    segb[g : g + m] = psegb[g0:g1]
+    lval[g : g + m] = plval[g0:g1]
+    for i in range(n):
+        s0[slot + i] = ps0[i0 + i] + shift
+        s1[slot + i] = ps1[i0 + i] + shift
+        ml[slot + i] = pml[i0 + i]
+    return g + m
+
+
+@jit
 def _child_segments(ptr, idx, cut, blo, bhi, parent):
     """The child's segments, L and slots (ml: the parent's) before the hand-over; with, per
     column, the L given up (``shift``) and the trees still reading it (``nk``)."""
-    _, _, psegoff, psega, psegb, plval, pboff, ps0, ps1, pml, _ = parent
+    pptr, _, psegoff, psega, psegb, plval, pboff, ps0, ps1, pml, _ = parent
     K, C = ptr.shape[0] - 1, blo.shape[0]
     m0, n0 = psega.shape[0], ps0.shape[0]
     segoff = np.zeros(K * C + 1, np.int64)
@@ -126,14 +146,23 @@ def _child_segments(ptr, idx, cut, blo, bhi, parent):
     s0, s1, ml = np.empty(n0, np.int32), np.empty(n0, np.int32), np.empty(n0)
     shift, nk = np.zeros(C), np.zeros(C, np.int64)
     mark, at = np.full(m0 + 1, -1, np.int64), np.empty(m0 + 1, np.int64)
+    child = sega, segb, lval, s0, s1, ml
     slot = 0
     for k in range(K):
         a0, b0 = ptr[k], ptr[k + 1]
+        kept = b0 - a0 == pptr[k + 1] - pptr[k]  # every leaf: off the cut column, as it was
         for c in range(C):
             q = k * C + c
             g0, g1, pb = psegoff[q], psegoff[q + 1], pboff[q]
             segoff[q + 1] = segoff[q]
             if g1 == g0:
+                continue
+            if kept and c != cut:
+                nk[c] += 1
+                boff[q] = slot - a0
+                i0, n = pb + idx[a0], b0 - a0
+                segoff[q + 1] = _copied(g0, g1, i0, n, segoff[q], slot, parent, child)
+                slot += n
                 continue
             if c == cut:  # the parent's segments within the child's range
                 while psegb[g0] <= blo[c]:
@@ -260,10 +289,10 @@ def sweep_from(box, blo, bhi, sweeps, floor2, first):
             if trees.shape[0] < 2:
                 continue
             update_column(
-                c, ptr, segoff, sega, segb, boff, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees
-            )
+                c, ptr, segoff, sega, segb, boff, s0, s1, lval, ml, s, blo, bhi, mk, M, table,
+                trees, tmax,
+            )  # fmt: skip
             cols += 1
-            _tree_max(ptr, s, tmax, trees)
             if _sum(tmax) <= floor2 - margin:
                 return floor2 - margin, cols
         _sums(ptr, d, segoff, boff, ml, s, C)  # afresh: no drift from the in-place updates

@@ -220,12 +220,12 @@ def _range_max(table, a, b):
 
 @jit
 def update_column(
-    c, ptr, segoff, sega, segb, boff, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees
+    c, ptr, segoff, sega, segb, boff, s0, s1, lval, ml, s, blo, bhi, mk, M, table, trees, tmax
 ):
     """MPLP's star update of column c (``trees``: those reading it): lval, ml and s changed
-    in place. Leaf p of tree k on column c is at slot boff[k * C + c] + p of s0, s1 and ml
-    (flat: mplp's (columns, leaves) arrays, reshaped; the cut walk's, per tree and column
-    read)."""
+    in place, and each of those trees' largest s in tmax. Leaf p of tree k on column c is at
+    slot boff[k * C + c] + p of s0, s1 and ml (flat: mplp's (columns, leaves) arrays,
+    reshaped; the cut walk's, per tree and column read)."""
     C = blo.shape[0]
     nk = trees.shape[0]
     if nk < 2:
@@ -258,10 +258,13 @@ def update_column(
         for g in range(g0, g1):
             top = _range_max(table, sega[g] - base, segb[g] - base) + margin
             lval[g] = top / nk - mk[g]
+        best = NEG
         for p in range(ptr[k], ptr[k + 1]):
             mx = max_over(lval, s0[bq + p], s1[bq + p])
             s[p] += mx - ml[bq + p]
             ml[bq + p] = mx
+            best = max(best, s[p])
+        tmax[k] = best
 
 
 @jit
@@ -297,6 +300,7 @@ def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
     ml, s = leaf_terms(ptr, d, s0, s1, lval)
     M, table, mk = column_scratch(blo, bhi, sega.shape[0])
     K, n = ptr.shape[0] - 1, d.shape[0]
+    tmax = np.empty(K)
     reading = np.diff(segoff).reshape(K, C) > 0
     boff = np.empty(K * C, np.int64)  # leaf p of (k, c) at c * n + p of the flat arrays
     for q in range(K * C):
@@ -307,7 +311,7 @@ def mplp(ptr, d, segoff, sega, segb, s0, s1, lval, blo, bhi, sweeps, floor2):
         for c in range(C):
             trees = np.flatnonzero(reading[:, c])
             args = (segoff, sega, segb, boff, flat0, flat1, lval, flatm, s, blo, bhi)
-            update_column(c, ptr, *args, mk, M, table, trees)
+            update_column(c, ptr, *args, mk, M, table, trees, tmax)
         s[:] = d  # afresh: no drift from the in-place updates
         for c in range(C):
             for p in range(s.shape[0]):
