@@ -139,10 +139,12 @@ def walk_own(
     sweeps: int = 3,
     gate_rows: float = 9.0,
     stop: Callable[[CutWalk], bool] | None = None,
+    closed: list | None = None,
 ) -> CutWalk:
     """The pair space walked at ``floor_rows`` depth first, as walk_cuts but with no record:
     a box not closed is cut where own_cuts_jit.kernel_cut says, and left open only where no
-    rank cuts a leaf of it."""
+    rank cuts a leaf of it. ``closed``: where given, each box closed is appended to it as
+    (lo, hi, the least bound found: pair-sum units)."""
     from .cut_walk_jit import box_bounds, child_box  # noqa: PLC0415
     from .own_cuts_jit import kernel_cut, side_bounds  # noqa: PLC0415
 
@@ -158,6 +160,8 @@ def walk_own(
         plain, warm, best, cols = box_bounds(box, lo, hi, sweeps, floor2, gate2, first)
         out.columns += cols
         if _tally(out, plain, warm, best, floor2):
+            if closed is not None:
+                closed.append((lo, hi, min(plain, warm, best)))
             out.done += share
             continue
         yes, no, cuts = side_bounds(box, lo, hi)

@@ -212,6 +212,21 @@ def test_the_walk_of_its_own_cuts_leaves_open_every_point_above_its_floor(spaces
     assert closed > 0
 
 
+def test_every_box_the_own_walk_closes_holds_no_pair_sum_above_its_floor(spaces):
+    checked = 0
+    for space in spaces:
+        mt = space.mt
+        for share in (0.3, 0.6, 0.9, 1.0):
+            floor2 = np.quantile(space.sums, share) - (1e-6 if share == 1.0 else 0.0)
+            closed = []
+            walk_own(mt, mt.rows(floor2), sweeps=3, gate_rows=np.inf, closed=closed)
+            for lo, hi, bound in closed:
+                exact = space.exact(lo, hi)
+                assert exact <= floor2 + SLACK and bound >= exact - SLACK
+                checked += 1
+    assert checked > 100
+
+
 def test_an_own_walk_that_ends_unstopped_has_done_its_whole_tree_of_cuts(spaces):
     for space in spaces:
         walk = walk_own(space.mt, space.mt.rows(np.quantile(space.sums, 0.5)))
