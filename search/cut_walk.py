@@ -137,13 +137,15 @@ def walk_own(
     mt: MplpTables,
     floor_rows: float,
     sweeps: int = 3,
-    gate_rows: float = 9.0,
+    gate_rows: float = math.inf,
     stop: Callable[[CutWalk], bool] | None = None,
     closed: list | None = None,
 ) -> CutWalk:
     """The pair space walked at ``floor_rows`` depth first, as walk_cuts but with no record:
     a box not closed is cut where own_cuts_jit.kernel_cut says, and left open only where no
-    rank cuts a leaf of it. ``closed``: where given, each box closed is appended to it as
+    rank cuts a leaf of it. Every box is swept by default (no gate): a box far above the floor
+    closes nothing itself, but its sub-boxes start from its L (bench/reports/scale-tier.md,
+    "The cut walk's CPU per box"). ``closed``: where given, each box closed is appended to it as
     (lo, hi, the least bound found: pair-sum units)."""
     from .cut_walk_jit import box_bounds, child_box  # noqa: PLC0415
     from .own_cuts_jit import kernel_cut, side_bounds  # noqa: PLC0415
