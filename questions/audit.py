@@ -50,7 +50,7 @@ from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
 )
 from .campaign import Campaign, opened
 from .certificate_document import check_certify_budget
-from .certificate_model import refuse_without_model_file
+from .certificate_model import model_file_of, refuse_without_model_file
 from .executors import Executor, Failure
 from .memory import refuse_over_limit
 
@@ -525,7 +525,7 @@ def _certified_rows(
     """The audit's rows that do not flip, certified into ``folder`` (row -> "" or why
     not): questions/audit_certificates.py, as the CLI's ``--certificates``. ``bounds``:
     certify_rows's ``limit``, ``seconds`` and ``progress``."""
-    from .audit_certificates import certify_rows, model_file_of  # the checker
+    from .audit_certificates import certify_rows  # the checker
 
     model_file = model_file_of(model, ens)
     return certify_rows(ens, spec, X, lines, folder, model_file, budget, memory_mb, **bounds)

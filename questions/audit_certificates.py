@@ -21,7 +21,6 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import ANY
 from .audit_solve import kept_answer, row_query
 from .audit_spec import AuditSpec, audit_reading
-from .certificate_model import model_file_of  # noqa: F401 - re-exported: audit's import
 from .certify import certify, certify_answer, forget_file
 from .output_folder import make_folder
 
