@@ -192,13 +192,17 @@ class _TreeEval:
         self.jit_from = COMPILED_AFTER_WORK
         self.bound = work  # the work bound (None: none)
 
-    def leaves(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """The leaf (a joint node id) each row of ``X`` reaches in each tree: (trees, rows)."""
-        fo = self.forest
+    def _compiled(self) -> CompiledWalk | None:
+        """The compiled walk, loaded once the work done and left repay it; None before."""
         if self.jit is None and self.work >= self.jit_from and self._long():
             self.jit_from = math.inf
             self.jit = compiled_eval()
-        if self.jit is not None:
+        return self.jit
+
+    def leaves(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The leaf (a joint node id) each row of ``X`` reaches in each tree: (trees, rows)."""
+        fo = self.forest
+        if self._compiled() is not None:
             trees = np.asarray(trees, dtype=np.int64)
             X = np.ascontiguousarray(X, dtype=np.float64)
             with signals_raised():
@@ -224,6 +228,30 @@ class _TreeEval:
         self.work += len(trees) * (X.shape[0] + 8)  # row-tree evaluations, plus a per-call overhead
         return self.forest.contrib[self.leaves(trees, X)]
 
+    def add_changes(
+        self, total: np.ndarray, trees: np.ndarray, x: np.ndarray, f: int, vals: np.ndarray,
+        before: np.ndarray,
+    ) -> bool:  # fmt: skip
+        """total[j] += each tree's contribution less ``before`` (its row for each of
+        ``trees``) where row ``x`` (as the library reads it) has feature ``f`` at vals[j]:
+        ``add_in_order`` of ``tree_values``' changes, bit for bit, the work counted alike,
+        each tree walked once over all the values (compiled). False (nothing done) where
+        the walk is not compiled: the caller takes the rows one by one."""
+        self.work += len(trees) * (len(vals) + 8)
+        if self._compiled() is None:
+            self.work -= len(trees) * (len(vals) + 8)
+            return False
+        fo = self.forest
+        order = np.argsort(vals, kind="stable")
+        with signals_raised():
+            self.jit.add_varying(
+                fo.root, fo.feature, fo.threshold, fo.left, fo.right, fo.levels,
+                np.asarray(trees, dtype=np.int64), np.ascontiguousarray(x, dtype=np.float64),
+                f, np.ascontiguousarray(vals[order], dtype=np.float64), order, self.lt,
+                fo.contrib, np.ascontiguousarray(before, dtype=np.float64), total,
+            )  # fmt: skip
+        return True
+
     def add_in_order(self, total: np.ndarray, change: np.ndarray) -> None:
         """total += change[t] for each tree t in order (in place): the rounding of a sum
         taken tree after tree."""
@@ -240,6 +268,7 @@ class CompiledWalk(NamedTuple):
 
     leaves: Callable
     add_in_order: Callable
+    add_varying: Callable
 
 
 # "walk": the CompiledWalk (None where numba does not install) once an evaluator of this
@@ -252,11 +281,15 @@ def compiled_eval() -> CompiledWalk | None:
     walk then)."""
     if "walk" not in _LOADED:
         try:
-            from .tree_eval_jit import add_in_order, leaves  # noqa: PLC0415 - numba when long
+            from .tree_eval_jit import (  # noqa: PLC0415 - numba when long
+                add_in_order,
+                add_varying,
+                leaves,
+            )
         except ImportError:
             _LOADED["walk"] = None
         else:
-            _LOADED["walk"] = CompiledWalk(leaves, add_in_order)
+            _LOADED["walk"] = CompiledWalk(leaves, add_in_order, add_varying)
     return _LOADED["walk"]
 
 
@@ -659,6 +692,9 @@ class _Ascent:
         placed = self.placed(x, f, move, vals)
         for i, v in enumerate(placed):
             if v is None:
+                continue
+            row, col = self.cast(x[i][None])[0], self.cast(v)
+            if self.ev.add_changes(new[i], trees, row, f, col, c[i][trees]):
                 continue
             X = np.repeat(x[i][None], n, 0)
             X[:, f] = v

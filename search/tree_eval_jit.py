@@ -40,3 +40,63 @@ def add_in_order(total, change):
         for r in range(change.shape[1]):
             for o in range(change.shape[2]):
                 total[r, o] += change[t, r, o]
+
+
+@jit
+def add_varying(
+    root, feature, threshold, left, right, levels, trees, x, f, vals, order, lt, contrib, c, total
+):
+    """total[j] += contrib[leaf] - c[t] for each of ``trees`` (t: its place in ``trees``) in
+    order, where leaf is the one row ``x`` with feature ``f`` set to vals[order[j']] reaches,
+    j = order[j'] (``vals`` sorted ascending, NaN last; ``order`` their places in the rows):
+    the sums ``leaves`` and ``add_in_order`` give on those rows, bit for bit, with each
+    tree walked once over all the values. A node on ``f`` sends a prefix of the sorted
+    values (those it reads as "yes") to ``left`` and the rest to ``right``; the other
+    side waits on a stack, at most one per level (``levels``: the deepest leaf's depth)."""
+    stack = np.empty((levels + 1, 3), dtype=np.int64)
+    n, outs = vals.shape[0], total.shape[1]
+    sums = np.empty((n, outs))  # total in the values' sorted order
+    for jj in range(n):
+        for o in range(outs):
+            sums[jj, o] = total[order[jj], o]
+    for i in range(trees.shape[0]):
+        sp = 0
+        k, a, b = root[trees[i]], 0, n
+        while True:
+            while feature[k] >= 0:
+                g = feature[k]
+                th = threshold[k]
+                if g != f:
+                    v = x[g]
+                    yes = v < th if lt else v <= th
+                    k = left[k] if yes else right[k]
+                    continue
+                lo, hi = a, b
+                while lo < hi:  # the first value the node reads as "no"
+                    mid = (lo + hi) >> 1
+                    v = vals[mid]
+                    if (v < th) if lt else (v <= th):
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo == a:
+                    k = right[k]
+                elif lo == b:
+                    k = left[k]
+                else:
+                    stack[sp, 0], stack[sp, 1], stack[sp, 2] = right[k], lo, b
+                    sp += 1
+                    k, b = left[k], lo
+            for o in range(outs):
+                d = contrib[k, o] - c[i, o]
+                if d != 0.0:  # x + 0.0 is x (a total of -0.0 aside, equal to it)
+                    for jj in range(a, b):
+                        sums[jj, o] += d
+            if sp == 0:
+                break
+            sp -= 1
+            k, a, b = stack[sp, 0], stack[sp, 1], stack[sp, 2]
+    for jj in range(n):
+        for o in range(outs):
+            total[order[jj], o] = sums[jj, o]
+    return total

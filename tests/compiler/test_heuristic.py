@@ -259,6 +259,45 @@ def test_the_compiled_sum_of_tree_changes_rounds_as_the_sum_tree_after_tree():
     assert not np.array_equal(a, backwards)  # the order shows in the rounding
 
 
+@pytest.mark.parametrize(("op", "cast", "n_classes"), [("<", "float32", 2), ("<=", "float64", 3)])
+def test_one_walk_over_a_features_values_adds_what_the_rows_walked_one_by_one_add(
+    op, cast, n_classes
+):
+    ens = random_ensemble(21, 40, 6, 5, 6, n_classes, op=op, cast=cast, close_thresholds=True)
+    classes = (0, 1) if n_classes > 2 else None
+    q = Query(vary=("f1",), gap=Gap(2.0 if classes else 0.2), classes=classes)
+    compiled, numpy_walk = _compiled_and_numpy(ens, q)
+    compiled.leaves(np.arange(1), np.zeros((1, ens.n_features)))  # loads the compiled walk
+    rng = np.random.default_rng(4)
+    fo = compiled.forest
+    for f in range(ens.n_features):
+        x = rng.uniform(-1.5, 1.5, ens.n_features)
+        on_f = fo.threshold[fo.feature == f]
+        # ties on thresholds, repeats, a missing value, unsorted
+        vals = np.concatenate([rng.uniform(-2, 2, 30), on_f, on_f[:3], [np.nan, -np.inf]])
+        vals = rng.permutation(vals)
+        trees = np.arange(len(ens.trees))[::-1]
+        before = rng.normal(0, 1, (len(trees), ens.n_outputs))
+        start = rng.normal(0, 1, (len(vals), ens.n_outputs))
+        X = np.repeat(x[None], len(vals), 0)
+        X[:, f] = vals
+        rows = start.copy()
+        numpy_walk.add_in_order(rows, numpy_walk.tree_values(trees, X) - before[:, None, :])
+        at_once = start.copy()
+        assert compiled.add_changes(at_once, trees, x, f, vals, before)
+        assert np.array_equal(at_once, rows)
+        assert compiled.work == numpy_walk.work  # the same work counted
+
+
+def test_a_walk_not_yet_compiled_leaves_the_values_to_the_rows_walk():
+    ens = random_ensemble(22, 5, 3, 3, 4)
+    _, numpy_walk = _compiled_and_numpy(ens, Query(vary=("f0",), gap=Gap(0.2)))
+    total = np.zeros((4, 1))
+    vals = np.linspace(-1, 1, 4)
+    assert not numpy_walk.add_changes(total, np.arange(5), np.zeros(3), 0, vals, np.zeros((5, 1)))
+    assert not total.any() and numpy_walk.work == 0
+
+
 def test_the_compiled_walk_finds_the_pair_the_numpy_walk_finds(monkeypatch):
     from treesens.search import heuristic
 
