@@ -95,6 +95,7 @@ class _Forest:
     walk_feature: np.ndarray
     children: np.ndarray  # (2, n_nodes): [the "no" child, the "yes" child]
     levels: int  # the deepest leaf's depth
+    reads: np.ndarray  # each node's features read at or under it: bits (see _levels)
 
     @classmethod
     def of(cls, ens: Ensemble) -> _Forest:
@@ -130,6 +131,7 @@ class _Forest:
         leaf = feature < 0
         me = np.arange(len(feature), dtype=np.int64)
         children = np.stack([np.where(leaf, me, right), np.where(leaf, me, left)])
+        levels, reads = _levels(root, feature, left, right)
         return cls(
             root=root,
             feature=feature,
@@ -140,7 +142,8 @@ class _Forest:
             uses=_trees_testing(feature, sizes, ens.n_features),
             walk_feature=np.where(leaf, 0, feature),
             children=children,
-            levels=_levels(root, feature, left, right),
+            levels=levels,
+            reads=reads,
         )
 
 
@@ -162,15 +165,23 @@ def _trees_testing(feature: np.ndarray, sizes: np.ndarray, n_features: int) -> d
 DEEP_LEVELS = 64
 
 
-def _levels(root: np.ndarray, feature: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
-    """How many steps take every root to its deepest leaf."""
-    nodes, levels = root, 0
+def _levels(
+    root: np.ndarray, feature: np.ndarray, left: np.ndarray, right: np.ndarray
+) -> tuple[int, np.ndarray]:
+    """How many steps take every root to its deepest leaf; and each node's features read
+    at or under it, as bits (feature f as bit min(f, 63): one bit for the 64th on)."""
+    nodes, depths = root, []
     while True:
         inner = nodes[feature[nodes] >= 0]
         if not len(inner):
-            return levels
+            break
+        depths.append(inner)
         nodes = np.concatenate([left[inner], right[inner]])
-        levels += 1
+    reads = np.zeros(len(feature), dtype=np.int64)
+    for inner in reversed(depths):  # children before their parents
+        bit = np.left_shift(np.int64(1), np.minimum(feature[inner], 63))
+        reads[inner] = bit | reads[left[inner]] | reads[right[inner]]
+    return len(depths), reads
 
 
 class _TreeEval:
@@ -232,8 +243,9 @@ class _TreeEval:
         self, total: np.ndarray, trees: np.ndarray, x: np.ndarray, f: int, vals: np.ndarray,
         before: np.ndarray,
     ) -> bool:  # fmt: skip
-        """total[j] += each tree's contribution less ``before`` (its row for each of
-        ``trees``) where row ``x`` (as the library reads it) has feature ``f`` at vals[j]:
+        """total[j] += each tree's contribution less ``before`` (x's own contribution, a
+        row for each of ``trees``) where row ``x`` (as the library reads it) has feature
+        ``f`` at vals[j]:
         ``add_in_order`` of ``tree_values``' changes, bit for bit, the work counted alike,
         each tree walked once over all the values (compiled). False (nothing done) where
         the walk is not compiled: the caller takes the rows one by one."""
@@ -245,7 +257,7 @@ class _TreeEval:
         order = np.argsort(vals, kind="stable")
         with signals_raised():
             self.jit.add_varying(
-                fo.root, fo.feature, fo.threshold, fo.left, fo.right, fo.levels,
+                fo.root, fo.feature, fo.threshold, fo.left, fo.right, fo.reads, fo.levels,
                 np.asarray(trees, dtype=np.int64), np.ascontiguousarray(x, dtype=np.float64),
                 f, np.ascontiguousarray(vals[order], dtype=np.float64), order, self.lt,
                 fo.contrib, np.ascontiguousarray(before, dtype=np.float64), total,

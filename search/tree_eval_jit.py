@@ -44,7 +44,22 @@ def add_in_order(total, change):
 
 @jit
 def add_varying(
-    root, feature, threshold, left, right, levels, trees, x, f, vals, order, lt, contrib, c, total
+    root,
+    feature,
+    threshold,
+    left,
+    right,
+    reads,
+    levels,
+    trees,
+    x,
+    f,
+    vals,
+    order,
+    lt,
+    contrib,
+    c,
+    total,
 ):
     """total[j] += contrib[leaf] - c[t] for each of ``trees`` (t: its place in ``trees``) in
     order, where leaf is the one row ``x`` with feature ``f`` set to vals[order[j']] reaches,
@@ -52,18 +67,27 @@ def add_varying(
     the sums ``leaves`` and ``add_in_order`` give on those rows, bit for bit, with each
     tree walked once over all the values. A node on ``f`` sends a prefix of the sorted
     values (those it reads as "yes") to ``left`` and the rest to ``right``; the other
-    side waits on a stack, at most one per level (``levels``: the deepest leaf's depth)."""
-    stack = np.empty((levels + 1, 3), dtype=np.int64)
-    n, outs = vals.shape[0], total.shape[1]
+    side waits on a stack, at most one per level (``levels``: the deepest leaf's depth).
+    c[t] must be the leaf value x itself reaches in tree t: a walk stops at a node x passes
+    through under which no node reads ``f`` (``reads``: each node's features read at or
+    under it, bit min(f, 63)), where every value reaches x's leaf and adds nothing (x + 0.0
+    is x)."""
+    stack = np.empty((levels + 1, 4), dtype=np.int64)
+    xf = x[f]
+    n, outs, fb = vals.shape[0], total.shape[1], min(f, 63)
     sums = np.empty((n, outs))  # total in the values' sorted order
     for jj in range(n):
         for o in range(outs):
             sums[jj, o] = total[order[jj], o]
     for i in range(trees.shape[0]):
         sp = 0
-        k, a, b = root[trees[i]], 0, n
+        k, a, b, onx = root[trees[i]], 0, n, 1  # onx: x itself passes through k
         while True:
+            moved = True  # whether the values at k may reach a leaf other than x's
             while feature[k] >= 0:
+                if onx and not (reads[k] >> fb) & 1:  # nothing under k reads f: x's leaf
+                    moved = False
+                    break
                 g = feature[k]
                 th = threshold[k]
                 if g != f:
@@ -79,15 +103,17 @@ def add_varying(
                         lo = mid + 1
                     else:
                         hi = mid
+                xy = 1 if ((xf < th) if lt else (xf <= th)) else 0
                 if lo == a:
-                    k = right[k]
+                    k, onx = right[k], onx & (1 - xy)
                 elif lo == b:
-                    k = left[k]
+                    k, onx = left[k], onx & xy
                 else:
                     stack[sp, 0], stack[sp, 1], stack[sp, 2] = right[k], lo, b
+                    stack[sp, 3] = onx & (1 - xy)
                     sp += 1
-                    k, b = left[k], lo
-            for o in range(outs):
+                    k, b, onx = left[k], lo, onx & xy
+            for o in range(outs if moved else 0):
                 d = contrib[k, o] - c[i, o]
                 if d != 0.0:  # x + 0.0 is x (a total of -0.0 aside, equal to it)
                     for jj in range(a, b):
@@ -95,7 +121,7 @@ def add_varying(
             if sp == 0:
                 break
             sp -= 1
-            k, a, b = stack[sp, 0], stack[sp, 1], stack[sp, 2]
+            k, a, b, onx = stack[sp, 0], stack[sp, 1], stack[sp, 2], stack[sp, 3]
     for jj in range(n):
         for o in range(outs):
             total[order[jj], o] = sums[jj, o]

@@ -277,7 +277,8 @@ def test_one_walk_over_a_features_values_adds_what_the_rows_walked_one_by_one_ad
         vals = np.concatenate([rng.uniform(-2, 2, 30), on_f, on_f[:3], [np.nan, -np.inf]])
         vals = rng.permutation(vals)
         trees = np.arange(len(ens.trees))[::-1]
-        before = rng.normal(0, 1, (len(trees), ens.n_outputs))
+        before = numpy_walk.tree_values(trees, x[None])[:, 0]  # x's own contributions
+        numpy_walk.work = compiled.work
         start = rng.normal(0, 1, (len(vals), ens.n_outputs))
         X = np.repeat(x[None], len(vals), 0)
         X[:, f] = vals
