@@ -68,6 +68,18 @@ def refuse_budget_alone(seconds, certificate, keyword: str = "certificate") -> N
         )
 
 
+def refuse_rows_alone(flag: str, value, certificates) -> None:
+    """An audit's --certify-rows or --certify-timeout (``flag``, given ``value``) without
+    --certificates DIR, whose rows they bound: an InputError, where it was taken and
+    nothing certified."""
+    if value is not None and certificates is None:
+        what = "how many" if flag == "--certify-rows" else "for how long"
+        raise InputError(
+            f"{flag} {value:g} is {what} audited rows --certificates DIR certifies: give "
+            "--certificates too (without it nothing is certified)"
+        )
+
+
 def check_certify_budget(seconds) -> None:
     """The API's certify_budget: None (the default) or seconds above 0, as the CLI's."""
     if seconds is None:

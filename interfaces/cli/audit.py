@@ -24,7 +24,7 @@ from ...questions.audit import (
 from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_solve import keeping_row_proofs, work_used_text
 from ...questions.audit_spec import audit_reading
-from ...questions.certificate_document import refuse_budget_alone
+from ...questions.certificate_document import refuse_budget_alone, refuse_rows_alone
 from ...questions.executors import parse_executor
 from ...questions.output_folder import os_error_text
 from ...readers.data import load_data, say_data_notes
@@ -224,6 +224,8 @@ def run(args) -> int:
         raise InputError("audit needs the rows: --data FILE")
     check_outputs(args)
     refuse_budget_alone(args.certify_budget, args.certificates, "certificates")
+    refuse_rows_alone("--certify-rows", args.certify_rows, args.certificates)
+    refuse_rows_alone("--certify-timeout", args.certify_timeout, args.certificates)
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     ens = load_from_args(args)

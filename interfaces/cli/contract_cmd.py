@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...compiler.errors import InputError
+from ...questions.certificate_document import refuse_rows_alone
 from ...questions.contract import ERROR, FAIL, PASS, UNKNOWN, Outcome
 from ...readers.load_notes import saying
 from ...views.junit import junit_xml
@@ -84,6 +85,8 @@ def run(args) -> int:
         _check_writable(args.junit, "--junit")
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
+    refuse_rows_alone("--certify-rows", args.certify_rows, args.certificates)
+    refuse_rows_alone("--certify-timeout", args.certify_timeout, args.certificates)
     t0 = time.time()
     with saying(log):  # a long load and its steps, on stderr
         sf = load_contract(

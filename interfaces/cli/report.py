@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ...questions.certificate_document import refuse_budget_alone
+from ...questions.certificate_document import refuse_budget_alone, refuse_rows_alone
 from ...questions.report import (
     CERTIFY_SECONDS,
     DEFAULT_BUDGET,
@@ -121,11 +121,7 @@ def run(args) -> int:
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     refuse_budget_alone(args.certify_budget, args.certificates, "certificates")
-    if args.certify_rows is not None and args.certificates is None:
-        raise InputError(
-            f"--certify-rows {args.certify_rows} is how many audited rows --certificates DIR "
-            "certifies: give --certificates too (without it nothing is certified)"
-        )
+    refuse_rows_alone("--certify-rows", args.certify_rows, args.certificates)
     if args.data is None:
         raise InputError("report needs --data ROWS.csv: the rows it audits")
     results = Path(args.results) if args.results else out.with_suffix(".jsonl")

@@ -284,3 +284,23 @@ def test_emit_of_a_backend_with_a_format_it_does_not_solve_is_bad_input(
     assert main([*argv, "-o", str(out)]) == 2
     assert f"--backend {backend} solves the " in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_an_audit_s_certify_rows_without_a_certificates_folder_is_refused(capsys):
+    argv = ["audit", BREAST, "--data", ROWS, "--vary", "mean_texture", "--certify-rows", "3"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--certify-rows 3 is how many audited rows --certificates DIR certifies" in err
+
+
+def test_an_audit_s_certify_timeout_without_a_certificates_folder_is_refused(capsys):
+    argv = ["audit", BREAST, "--data", ROWS, "--vary", "mean_texture", "--certify-timeout", "2.5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--certify-timeout 2.5 is for how long audited rows --certificates DIR" in err
+
+
+def test_a_contract_s_certify_rows_without_a_certificates_folder_is_refused(capsys):
+    argv = ["test", str(EXAMPLES / "breast_cancer.sens"), "--certify-rows", "2"]
+    assert main(argv) == 2
+    assert "give --certificates too" in capsys.readouterr().err
