@@ -26,7 +26,7 @@ from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.audit import FLIPPABLE
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, notes_once
+from ..compiler.errors import InputError, notes_once, setting, spelled
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
@@ -471,8 +471,7 @@ def report(
     (a multiclass model's protected features need a ratio given)."""
     t0 = time.time()
     say = note or (lambda _msg: None)
-    _check_data_file(data)
-    _check_limits(budget, certify_rows)
+    _check_arguments(data, budget, certify_rows, gap, protected)
     # a probability model answers the report's gaps as a binary classifier
     ens = read_as(load_model(model, details=details, data=data, label=label), False)
     say_data_notes(load_data(data, ens, label))  # the columns checked before any solving
@@ -565,6 +564,24 @@ def _check_change(ens: Ensemble, protected: list[str], delta: float | None) -> N
         raise InputError("--delta is a regressor's change; a classifier's is --gap")
     if delta is not None and not (delta > 0 and math.isfinite(delta)):
         raise InputError(f"--delta must be a positive number, not {delta}")
+
+
+def _check_arguments(data, budget, certify_rows, gap, protected) -> None:
+    """What report() can refuse before it reads the model."""
+    _refuse_gap_alone(gap, protected)
+    _check_data_file(data)
+    _check_limits(budget, certify_rows)
+
+
+def _refuse_gap_alone(gap, protected) -> None:
+    """A gap given without protected features: only they are asked it (the ranking asks
+    each feature's largest gap), so it would be taken and used for nothing."""
+    if gap is not None and not protected:
+        raise InputError(
+            f"{setting('gap', gap)} is the gap asked of the protected features: name them "
+            f"({spelled('protected=', '--protected NAMES')}), or leave the gap out (the ranking "
+            "asks every feature's largest gap)"
+        )
 
 
 def _check_classes(

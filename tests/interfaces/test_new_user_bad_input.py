@@ -304,3 +304,11 @@ def test_a_contract_s_certify_rows_without_a_certificates_folder_is_refused(caps
     argv = ["test", str(EXAMPLES / "breast_cancer.sens"), "--certify-rows", "2"]
     assert main(argv) == 2
     assert "give --certificates too" in capsys.readouterr().err
+
+
+def test_a_report_s_gap_without_protected_features_is_refused(tmp_path, capsys):
+    argv = ["report", BREAST, "--data", ROWS, "--out", str(tmp_path / "r.html"), "--gap", "0.3"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--gap 0.3 is the gap asked of the protected features: name them (--protected" in err
+    assert not (tmp_path / "r.html").exists()
