@@ -239,12 +239,15 @@ LIST_FLAGS = ("--vary", "--features", "--protected", "--backends", "--classes", 
 def _word_after_model(argv, message: str) -> str:
     """For ``compare MODEL sex`` and the like (``FLAG_AFTER_MODEL``), what
     ``_features_without_vary`` says, when the unrecognized words start with it; for
-    ``--vary sex bmi``, that the list is one word, comma-separated."""
+    ``--vary sex bmi`` (or run's ``--query a b``), that the list is one word,
+    comma-separated."""
     argv = list(argv)
     unknown = message.partition(":")[2].split()
+    # run's --query takes names as a list too (test's and compare's one name)
+    lists = LIST_FLAGS + (("--query",) if _command_of(argv) == "run" else ())
     if unknown and unknown[0] in argv[2:] and not unknown[0].startswith("-"):
         i = argv.index(unknown[0], 2)
-        if argv[i - 2] in LIST_FLAGS:
+        if argv[i - 2] in lists:
             flag, given = argv[i - 2], argv[i - 1].rstrip(",")
             return f"; {flag} takes one comma-separated list: {flag} {given},{unknown[0]}"
     bare = _bare_words(argv)

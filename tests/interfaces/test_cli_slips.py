@@ -136,6 +136,14 @@ def test_a_list_of_backends_or_passes_given_as_words_is_told_its_commas(
     assert told in capsys.readouterr().err
 
 
+def test_run_s_queries_given_as_words_are_told_their_commas(capsys):
+    # was "unrecognized arguments: texture_smoothness" alone
+    sens = str(EXAMPLES / "breast_cancer.sens")
+    assert main(["run", sens, "--query", "texture", "texture_smoothness"]) == 2
+    told = "; --query takes one comma-separated list: --query texture,texture_smoothness"
+    assert told in capsys.readouterr().err
+
+
 def test_an_unrecognized_word_after_other_flags_is_told_as_before(capsys):
     assert main(["compare", MODEL, "--vary", "mean_texture", "--json", "extra"]) == 2
     assert _stderr_lines(capsys) == [
