@@ -59,6 +59,7 @@ def take_frame(frames, m, lo, hi, top, low, opn, scratch):
     off (the last frame moved into its place); returns its bound."""
     fu, fbox, fstate, fopn, fentry, fstale, flazy, depth = frames
     entry, lazy, stale = scratch[8], scratch[11], scratch[12]
+    scratch[14][0] = -1  # another box's arrays: choose_split lists its open trees anew
     cols = lo.shape[0]
     u = fu[m]
     for k in range(cols):

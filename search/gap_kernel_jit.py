@@ -134,13 +134,22 @@ def choose_split(
     arrays hold its children)."""
     nodes = ft_arrays[3]
     entry, walked = scratch[8], scratch[9]
+    opened, listed = scratch[13], scratch[14]
     best, best_gain = -1, -1.0
     measured, nw = -1, 0
     probed = 0
-    for i in range(order.shape[0]):
-        t = order[i]
+    # the trees open at the dive's last box, in ``order``'s order (a sub-box's trees open
+    # are among its box's: a box's maxima and minima only narrow along a dive), unless the
+    # list was dropped (a new dive) or was made over fewer rows than ``start`` asks
+    anew = listed[0] < 0 or start < listed[1]
+    n = order.shape[0] if anew else listed[0]
+    kept = 0
+    for i in range(n):
+        t = order[i] if anew else opened[i]
         if not is_open(top, low, t, start):
             continue
+        opened[kept] = t
+        kept += 1
         # from the node the dive's boxes reach (kept for the box's children), not the root
         k = split_node(nodes, entry[t], lo, hi)
         entry[t] = k
@@ -159,6 +168,7 @@ def choose_split(
             g = 0.0
         if g > best_gain:
             best, best_gain = k, g
+    listed[0], listed[1] = kept, start
     return best, measured, nw
 
 
@@ -361,6 +371,12 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
         costs,
         probes,
     )
+    if k < 0:  # no tree of the list open (it cannot be: a box narrows along a dive), anew
+        scratch[14][0] = -1
+        k, measured, nw = choose_split(
+            ft_arrays, u, lo, hi, top, low, order, start, opn, scratch, thresholds, first_sum,
+            costs, probes,
+        )  # fmt: skip
     c, rr = nodes[k, 0], nodes[k, 1]
     if k != measured:
         nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch, top, low, first_sum)
@@ -462,6 +478,7 @@ def root_walk(ft_arrays, trees, cols, max_nodes):
 def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
     """A dive's start: every tree walked over the box, or with ``lazy_dives`` those that
     read F only (walk_varied)."""
+    scratch[14][0] = -1  # another box's arrays: choose_split lists its open trees anew
     if lazy_dives:
         walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root)
     else:
@@ -493,6 +510,10 @@ def run_buffers(rows, trees, cols, max_nodes, reads_f, skip_closed):
     lazy[2] = skip_closed
     # per tree, whether it reads F and was left unwalked by a lazy dive (walk_children)
     stale = np.zeros(trees, dtype=np.bool_)
+    # choose_split's trees open at the dive's last box, in order, and (their count, the
+    # first row they were judged from); a count of -1: none listed (a new dive's box)
+    opened = np.empty(trees, dtype=np.int64)
+    listed = np.full(2, -1, dtype=np.int64)
     scratch = (
         ytop,
         ylow,
@@ -507,6 +528,8 @@ def run_buffers(rows, trees, cols, max_nodes, reads_f, skip_closed):
         reads_f,
         lazy,
         stale,
+        opened,
+        listed,
     )
     return top, low, opn, scratch
 
