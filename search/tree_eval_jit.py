@@ -7,12 +7,19 @@ the same float64 values); ``add_in_order`` sums the trees' changes one tree afte
 other as the numpy loop does, so the sums round as before and the ascent finds the same
 pairs. The numpy walk steps every row as deep as the deepest tree (55 levels on the
 255-leaf LightGBM churn model): compiled, each row stops at its own leaf.
+
+A row's walk down a tree is a chain of reads each waiting on the one before (which node
+next), and the 255-leaf churn model's node arrays (20 MB) lie beyond the core's own
+caches: the walks step TREES_AT_ONCE trees in turn, whose reads do not wait on each
+other, so the core overlaps them (``leaves``: 2.1x faster on that model's single rows).
 """
 
 import numba
 import numpy as np
 
 jit = numba.njit(cache=True, nogil=True)
+
+TREES_AT_ONCE = 8  # 4 and 16 were slower
 
 
 @jit
@@ -21,15 +28,25 @@ def leaves(root, feature, threshold, left, right, trees, X, lt):
     int64[trees, rows]. ``lt``: a node sends x to ``left`` when x < threshold (else when
     x <= threshold); a leaf's feature is negative."""
     out = np.empty((trees.shape[0], X.shape[0]), dtype=np.int64)
-    for i in range(trees.shape[0]):
-        start = root[trees[i]]
+    at = np.empty(TREES_AT_ONCE, dtype=np.int64)
+    for first in range(0, trees.shape[0], TREES_AT_ONCE):
+        m = min(TREES_AT_ONCE, trees.shape[0] - first)
         for j in range(X.shape[0]):
-            k = start
-            while feature[k] >= 0:
-                v = X[j, feature[k]]
-                yes = v < threshold[k] if lt else v <= threshold[k]
-                k = left[k] if yes else right[k]
-            out[i, j] = k
+            for w in range(m):
+                at[w] = root[trees[first + w]]
+            stepping = True
+            while stepping:  # a step of each tree in turn until all are at their leaves
+                stepping = False
+                for w in range(m):
+                    k = at[w]
+                    g = feature[k]
+                    if g >= 0:
+                        v = X[j, g]
+                        yes = v < threshold[k] if lt else v <= threshold[k]
+                        at[w] = left[k] if yes else right[k]
+                        stepping = True
+            for w in range(m):
+                out[first + w, j] = at[w]
     return out
 
 

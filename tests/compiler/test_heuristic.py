@@ -243,6 +243,21 @@ def test_the_compiled_walk_reaches_the_leaf_the_numpy_walk_reaches(op, cast):
     assert np.array_equal(compiled.leaves(trees, X), numpy_walk.leaves(trees, X))
 
 
+def test_trees_walked_in_turn_each_reach_their_own_leaf_whatever_the_others_depths():
+    from treesens.search.tree_eval_jit import TREES_AT_ONCE
+
+    ens = random_ensemble(23, TREES_AT_ONCE + 3, 3, 4, 5)  # a last group not full
+    trees = list(ens.trees)
+    trees[2] = _chain(40)  # a group with one tree far deeper than the others
+    deep = dataclasses.replace(ens, trees=tuple(trees))
+    compiled, _ = _compiled_and_numpy(deep, Query(vary=("f1",), gap=Gap(0.2)))
+    X = np.random.default_rng(5).uniform(-1.5, 1.5, (9, deep.n_features))
+    X[:, 0] = np.linspace(-0.5, 4.5, 9)  # the chain's leaves at depths 1 to 40
+    X = X.astype(np.float32).astype(np.float64) if deep.cast == "float32" else X
+    joint = compiled.leaves(np.arange(len(deep.trees)), X) - compiled.forest.root[:, None]
+    assert np.array_equal(joint.T, deep.leaf_indices(X))
+
+
 def test_the_compiled_sum_of_tree_changes_rounds_as_the_sum_tree_after_tree():
     compiled, numpy_walk = _compiled_and_numpy(
         random_ensemble(17, 5, 2, 3, 3), Query(vary=("f0",), gap=Gap(0.2))
