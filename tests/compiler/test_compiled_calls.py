@@ -47,3 +47,10 @@ def test_a_cycle_of_causes_ends_the_look_for_an_interruption():
     a, b = SystemError("a"), SystemError("b")
     a.__cause__, b.__cause__ = b, a
     assert interruption_behind(a) is None
+
+
+def test_an_error_other_than_a_system_error_passes_through_as_itself():
+    error = ValueError("a bug")
+    with pytest.raises(ValueError) as e, signals_raised():
+        raise error
+    assert e.value is error
