@@ -152,7 +152,7 @@ def _resolved(
         tab, tree_order(tab), root_rows(tab), probes=gap_kernel.PROBES,
         heap_bytes=gap_kernel.MIN_HEAP_BYTES, rel=rel,
         f_first=gap_kernel.max_gap_first_boxes(rel),
-        frames=gap_kernel.DIVE_FRAMES,
+        frames=gap_kernel.DIVE_FRAMES, check=gap_kernel.PAIRS_DIVE_CHECK,
     )  # fmt: skip
     to_gap = gap_bound(enc.ensemble)
     found: list[tuple[float, tuple[np.ndarray, np.ndarray]]] = []

@@ -124,6 +124,11 @@ CLOSE_MARGIN = 1.2
 # OnlineBackup stopped at 100 CPU s had an upper bound 0.0003 looser (0.4980 for 0.4977;
 # bench/reports/scale-tier.md, "Fewer visits to the best box open")
 DIVE_CHECK = 4096
+# ... but a search for pairs (the floorless seed's: gap_floorless.py) goes on from the best
+# box every this many: its pairs are the boxes it resolves, best first the highest (adult
+# lgbm_t1000_l63's workclass at 4,096: its pairs' first polish raised nothing, the walk
+# ran 0.0002 lower, 295.5 CPU s against 154.5)
+PAIRS_DIVE_CHECK = 64
 # ... and keep only the children whose bound is at most this share of the way from the
 # floor to the heap's best bound, the others going on the heap (best first)
 DIVE_LINE = 1.0
@@ -321,8 +326,9 @@ class KernelSearch:
         f_first: int = 1,
         frames: int = 0,
         start_boxes: np.ndarray | None = None,
+        check: int | None = None,
     ):
-        self.ft = flatten(tab, order)
+        ft = self.ft = flatten(tab, order)
         # relations between the inputs (relation_boxes.RankRelations; None: none): a
         # child no pair of whose ranks meets them is dropped
         self.rels = (
@@ -333,11 +339,10 @@ class KernelSearch:
         self.reads_f = reads_varied(tab)
         few = len(self.reads_f) > 0 and float(self.reads_f.mean()) <= LAZY_SHARE
         self.lazy = LAZY_DIVES and few if lazy is None else bool(lazy)
-        ft = self.ft
         self.arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
         cols = len(ft.sizes)
         # the children dives keep (``frames`` at most), out of the heap's bytes
-        self.frames = _frames(ft, int(frames), heap_bytes)
+        self.frames = _frames(ft, int(frames), heap_bytes, check)
         self.max_rows = heap_rows(heap_bytes - frame_bytes(self.frames), cols)
         # the heap's rows: the kernel doubles them when full, up to max_rows, from a
         # start that doubles to (about) max_rows: the old rows and the new, while the
@@ -375,8 +380,8 @@ class KernelSearch:
         self.interrupted_at: float | None = None  # upper() once a step was interrupted
         # ``recording``: the boxes dropped under the floor or resolved, in ``recorded``
         # (rows lo | hi), what a proof is rebuilt from; rec_n: how many, and whether one
-        # found no room (then the record is incomplete)
-        # (``record_max``: the most boxes it may hold, None: no bound; ``record_room``)
+        # found no room (then the record is incomplete); ``record_max``: the most boxes it
+        # may hold, None: no bound (``record_room``)
         self.recording = recording
         self.record_max = record_max
         start = 1024 if record_max is None else min(1024, record_max)
@@ -573,16 +578,18 @@ class KernelSearch:
         return max(self.dropped, self.shed, self.best_open())
 
 
-def _frames(ft: FlatTables, frames: int, heap_bytes: int) -> tuple:
+def _frames(ft: FlatTables, frames: int, heap_bytes: int, check: int | None = None) -> tuple:
     """The frames a search's dives keep children in (dive_frames_jit.dive_frames): at
     most ``frames``, within FRAME_BYTES and a quarter of the heap's ``heap_bytes`` (a
-    heap of a few boxes keeps none)."""
+    heap of a few boxes keeps none); the best box open every ``check`` boxes (None:
+    DIVE_CHECK)."""
     from .dive_frames_jit import dive_frames  # noqa: PLC0415 - numba only when the search runs
 
     rows, trees, cols = ft.values.shape[1], len(ft.order), len(ft.sizes)
     per_frame = trees * (16 * rows + cols + 9) + 8 * cols + 16
     depth = min(frames, min(FRAME_BYTES, heap_bytes // 4) // per_frame)
-    return dive_frames(depth, trees, rows, cols, DIVE_CHECK, DIVE_LINE)
+    check = DIVE_CHECK if check is None else check
+    return dive_frames(depth, trees, rows, cols, check, DIVE_LINE)
 
 
 def frame_bytes(frames: tuple) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from treesens.answers.work import Work
 from treesens.compiler.query import Gap
-from treesens.search import gap_floorless, gap_kernel_compile, gap_search, gap_units
+from treesens.search import gap_floorless, gap_kernel, gap_kernel_compile, gap_search, gap_units
 from treesens.search.gap_floorless import floorless_seed, missed
 from treesens.search.gap_search import box_largest_gap
 from treesens.search.gap_seed import saturation_slack
@@ -196,3 +196,23 @@ def test_a_work_budgets_search_runs_no_floorless_seed_and_its_answer_does_not_de
         assert res.stats["box_search"]["seed"]["floorless"] is None
         answers.append((out.lower, out.upper, out.boxes, gap_units.shown_gap(ens, out.lower)))
     assert answers[0] == answers[1]
+
+
+def test_the_floorless_search_goes_on_from_the_best_box_as_often_as_a_search_for_pairs(
+    monkeypatch,
+):
+    # its pairs are the boxes it resolves: best first resolves the highest; a proof's search
+    # leaves its dives for the best box far less often (gap_kernel.DIVE_CHECK)
+    checks = []
+    made = gap_kernel.KernelSearch
+
+    def recorded(*args, **kwargs):
+        search = made(*args, **kwargs)
+        checks.append(int(search.frames[7][1]))
+        return search
+
+    monkeypatch.setattr(gap_kernel, "KernelSearch", recorded)
+    ens, q, enc = _encoding(SEEDED[0])
+    _floorless(ens, enc, BestPair(ens, q))
+    assert checks == [gap_kernel.PAIRS_DIVE_CHECK]
+    assert gap_kernel.PAIRS_DIVE_CHECK < gap_kernel.DIVE_CHECK
