@@ -122,7 +122,7 @@ CLOSE_MARGIN = 1.2
 # such visit pops a box and walks its trees from their roots: at 4,096 rather than 64,
 # churn lgbm_t1000_l63's Partner and SeniorCitizen closed in 0.71x the CPU s, and
 # OnlineBackup stopped at 100 CPU s had an upper bound 0.0003 looser (0.4980 for 0.4977;
-# bench/reports/scale-tier.md, "Fewer visits to the best box open")
+# bench/reports/scale-tier.md, "... the best box every 4,096 boxes")
 DIVE_CHECK = 4096
 # ... but a search for pairs (the floorless seed's: gap_floorless.py) goes on from the best
 # box every this many: its pairs are the boxes it resolves, best first the highest (adult
