@@ -9,7 +9,7 @@ pairs. The numpy walk steps every row as deep as the deepest tree (55 levels on 
 255-leaf LightGBM churn model): compiled, each row stops at its own leaf.
 
 A row's walk down a tree is a chain of reads each waiting on the one before (which node
-next), and the 255-leaf churn model's node arrays (20 MB) lie beyond the core's own
+next), and the 255-leaf churn model's node arrays (about 10 MB) lie beyond the core's own
 caches: the walks step TREES_AT_ONCE trees in turn, whose reads do not wait on each
 other, so the core overlaps them (``leaves``: 2.1x faster on that model's single rows).
 """
