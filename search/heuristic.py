@@ -236,7 +236,7 @@ class _TreeEval:
 
     def tree_values(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
         """Each tree's contribution for each row: (trees, rows, outputs)."""
-        self.work += len(trees) * (X.shape[0] + 8)  # row-tree evaluations, plus a per-call overhead
+        self.work += _work(trees, X.shape[0])
         return self.forest.contrib[self.leaves(trees, X)]
 
     def add_changes(
@@ -245,13 +245,14 @@ class _TreeEval:
     ) -> bool:  # fmt: skip
         """total[j] += each tree's contribution less ``before`` (x's own contribution, a
         row for each of ``trees``) where row ``x`` (as the library reads it) has feature
-        ``f`` at vals[j]:
-        ``add_in_order`` of ``tree_values``' changes, bit for bit, the work counted alike,
-        each tree walked once over all the values (compiled). False (nothing done) where
-        the walk is not compiled: the caller takes the rows one by one."""
-        self.work += len(trees) * (len(vals) + 8)
+        ``f`` at vals[j]: what ``add_in_order`` of ``tree_values``' changes adds, bit for
+        bit, the work counted alike, each tree walked once over all the values (compiled).
+        False (nothing done) where the walk is not compiled: the caller takes the rows one
+        by one."""
+        work = _work(trees, len(vals))
+        self.work += work  # counted first, as tree_values counts it: the switch reads it
         if self._compiled() is None:
-            self.work -= len(trees) * (len(vals) + 8)
+            self.work -= work
             return False
         fo = self.forest
         order = np.argsort(vals, kind="stable")
@@ -273,6 +274,11 @@ class _TreeEval:
             return
         for d in change:
             total += d
+
+
+def _work(trees: np.ndarray, rows: int) -> int:
+    """A walk's work: its row-tree evaluations, plus a per-call overhead."""
+    return len(trees) * (rows + 8)
 
 
 class CompiledWalk(NamedTuple):
